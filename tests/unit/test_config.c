@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of conf/: defaults, the example file, sizes, --set, and every refused input
+ * with the file, line and key its message must name. */
+#undef NDEBUG
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf/config.h"
+
+/* conf_load takes argv-style strings; it never writes them */
+#define S(lit) ((char *)(lit))
+
+static char tmpdir[] = "/tmp/plugdisk-test-config-XXXXXX";
+static unsigned nfiles;
+static char err[1024];
+
+/* Write @text to a fresh file under tmpdir with @mode; return its path (static storage
+ * per call site is not needed: each test writes one file at most twice). */
+static const char *write_conf(const char *text, mode_t mode)
+{
+	static char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/t%u-%d.conf", tmpdir, nfiles++, (int)getpid());
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fputs(text, f) >= 0, 1);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, mode), 0);
+	return path;
+}
+
+/* Load @text as a config file with @sets; return conf_load's result. */
+static int load_text(const char *text, char *const *sets, size_t nsets, struct pd_config *c,
+		     const char **pathp)
+{
+	const char *path = write_conf(text, 0600);
+
+	if (pathp)
+		*pathp = path;
+	return conf_load(path, sets, nsets, c, err, sizeof(err));
+}
+
+/* Expect @text to be refused with exactly "PATH:@suffix". */
+static void expect_file_error(const char *text, const char *suffix)
+{
+	struct pd_config c;
+	const char *path;
+	char want[PATH_MAX + 256];
+
+	ck_assert_int_eq(load_text(text, NULL, 0, &c, &path), -EINVAL);
+	snprintf(want, sizeof(want), "%s:%s", path, suffix);
+	ck_assert_str_eq(err, want);
+}
+
+static void expect_set_error(const char *set, const char *msg)
+{
+	struct pd_config c;
+	char *sets[] = { (char *)set };
+
+	ck_assert_int_eq(conf_load(NULL, sets, 1, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, msg);
+}
+
+static char *print_to_string(const struct pd_config *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	conf_print(c, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return buf;
+}
+
+START_TEST(test_defaults_without_file)
+{
+	struct pd_config c;
+
+	ck_assert_int_eq(conf_load(NULL, NULL, 0, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.disk_image, CONF_DEFAULT_IMAGE);
+	ck_assert_str_eq(c.disk_name, CONF_DEFAULT_NAME);
+	ck_assert_str_eq(c.mount_point, "");
+	ck_assert_str_eq(c.mount_options, "");
+	ck_assert(!c.mount_allow_other);
+	ck_assert_uint_eq(c.disk_size, CONF_DEFAULT_SIZE);
+	ck_assert(c.queue.plug == QUEUE_DEFAULT_PLUG);
+	ck_assert_uint_eq(c.queue.unplug_threshold, QUEUE_DEFAULT_UNPLUG_THRESHOLD);
+	ck_assert_uint_eq(c.queue.unplug_delay_us, QUEUE_DEFAULT_UNPLUG_DELAY_US);
+	ck_assert_uint_eq(c.queue.nomerges, QUEUE_DEFAULT_NOMERGES);
+	ck_assert_uint_eq(c.queue.max_request_size, QUEUE_DEFAULT_MAX_REQUEST_SIZE);
+	ck_assert_uint_eq(c.queue.nr_requests, QUEUE_DEFAULT_NR_REQUESTS);
+	ck_assert_uint_eq(c.ctrl.queue_depth, CTRL_DEFAULT_QUEUE_DEPTH);
+	ck_assert_uint_eq(c.ctrl.workers, CTRL_DEFAULT_WORKERS);
+	ck_assert_uint_eq(c.ctrl.burst_ms, CTRL_DEFAULT_BURST_MS);
+	ck_assert_uint_eq(c.ctrl.bandwidth + c.ctrl.read_bandwidth + c.ctrl.write_bandwidth, 0);
+	ck_assert_uint_eq(c.ctrl.iops + c.ctrl.read_iops + c.ctrl.write_iops, 0);
+	ck_assert_uint_eq(c.ctrl.latency_us + c.ctrl.read_latency_us + c.ctrl.write_latency_us +
+				  c.ctrl.flush_latency_us, 0);
+	conf_free(&c);
+}
+END_TEST
+
+/* conf/plugdisk.conf documents the defaults: it must load and change nothing. */
+START_TEST(test_example_file_loads_with_defaults)
+{
+	struct pd_config c, d;
+	const char *path = "conf/plugdisk.conf";
+	char *pc, *pd, alt[PATH_MAX];
+
+	if (access(path, R_OK) && getenv("srcdir")) {
+		snprintf(alt, sizeof(alt), "%s/conf/plugdisk.conf", getenv("srcdir"));
+		path = alt;
+	}
+	ck_assert_msg(conf_load(path, NULL, 0, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(conf_load(NULL, NULL, 0, &d, err, sizeof(err)), 0);
+	pc = print_to_string(&c);
+	pd = print_to_string(&d);
+	ck_assert_str_eq(pc, pd);
+	free(pc);
+	free(pd);
+	conf_free(&c);
+	conf_free(&d);
+}
+END_TEST
+
+START_TEST(test_sizes_with_suffixes)
+{
+	struct pd_config c;
+	uint64_t v;
+
+	ck_assert_int_eq(conf_parse_size("4096", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(conf_parse_size("4K", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(conf_parse_size("3m", &v), 0);
+	ck_assert_uint_eq(v, 3ull << 20);
+	ck_assert_int_eq(conf_parse_size("2G", &v), 0);
+	ck_assert_uint_eq(v, 2ull << 30);
+	ck_assert_int_eq(conf_parse_size("1T", &v), 0);
+	ck_assert_uint_eq(v, 1ull << 40);
+	ck_assert_int_eq(conf_parse_size("1.5G", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("G", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("-1", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("1KB", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("16777216T", &v), -ERANGE);
+	ck_assert_int_eq(conf_parse_size("99999999999999999999", &v), -ERANGE);
+
+	ck_assert_msg(load_text("disk = { size = \"2G\"; };\n"
+				"queue = { max_request_size = \"64K\"; };\n"
+				"controller = { bandwidth = \"20M\"; read_bandwidth = 1048576;"
+				" write_bandwidth = 8589934592L; iops = 500; };\n",
+				NULL, 0, &c, NULL) == 0, "%s", err);
+	ck_assert_uint_eq(c.disk_size, 2ull << 30);
+	ck_assert_uint_eq(c.queue.max_request_size, 64 * 1024);
+	ck_assert_uint_eq(c.ctrl.bandwidth, 20ull << 20);
+	ck_assert_uint_eq(c.ctrl.read_bandwidth, 1 << 20);
+	ck_assert_uint_eq(c.ctrl.write_bandwidth, 8ull << 30);
+	ck_assert_uint_eq(c.ctrl.iops, 500);
+	conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_set_overrides_file)
+{
+	struct pd_config c;
+	char *sets[] = { S("queue.nomerges=2"), S("disk.size=64M"), S("disk.image=/tmp/x=y.img"),
+			 S("queue.nomerges=1") };
+
+	ck_assert_msg(load_text("disk = { size = \"1G\"; image = \"a.img\"; };\n"
+				"queue = { nomerges = 0; plug = true; };\n",
+				sets, 4, &c, NULL) == 0, "%s", err);
+	ck_assert_uint_eq(c.queue.nomerges, 1);	/* later --set wins */
+	ck_assert_uint_eq(c.disk_size, 64ull << 20);
+	ck_assert_str_eq(c.disk_image, "/tmp/x=y.img");	/* split at the first '=' */
+	ck_assert(c.queue.plug);
+	conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_set_bool_words)
+{
+	static const char *const on[] = { "true", "1", "yes", "on", "TRUE" };
+	static const char *const off[] = { "false", "0", "no", "off", "Off" };
+	struct pd_config c;
+	char set[64], *sets[] = { set };
+
+	for (size_t i = 0; i < 5; i++) {
+		snprintf(set, sizeof(set), "mount.allow_other=%s", on[i]);
+		ck_assert_int_eq(conf_load(NULL, sets, 1, &c, err, sizeof(err)), 0);
+		ck_assert(c.mount_allow_other);
+		conf_free(&c);
+		snprintf(set, sizeof(set), "queue.plug=%s", off[i]);
+		ck_assert_int_eq(conf_load(NULL, sets, 1, &c, err, sizeof(err)), 0);
+		ck_assert(!c.queue.plug);
+		conf_free(&c);
+	}
+	expect_set_error("queue.plug=maybe",
+			 "--set queue.plug=maybe: queue.plug: expected true/false, 1/0, yes/no or "
+			 "on/off (got \"maybe\")");
+}
+END_TEST
+
+START_TEST(test_unknown_key_names_file_line_key)
+{
+	expect_file_error("queue = {\n\tplug = true;\n\tnomerge = 1;\n};\n",
+			  "3: queue.nomerge: unknown key");
+}
+END_TEST
+
+START_TEST(test_unknown_group_and_top_level_scalar)
+{
+	expect_file_error("\nqueu = { nomerges = 1; };\n",
+			  "2: queu: unknown key (groups are disk, mount, queue, controller)");
+	expect_file_error("nomerges = 1;\n",
+			  "1: nomerges: unknown key (groups are disk, mount, queue, controller)");
+	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
+	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
+}
+END_TEST
+
+START_TEST(test_wrong_type)
+{
+	expect_file_error("queue = {\n nomerges = \"2\"; };\n",
+			  "2: queue.nomerges: expected an integer, got a string");
+	expect_file_error("queue = {\n plug = 1; };\n",
+			  "2: queue.plug: expected true or false, got an integer");
+	expect_file_error("disk = {\n image = 5; };\n",
+			  "2: disk.image: expected a string, got an integer");
+	expect_file_error("disk = {\n size = 1.5; };\n",
+			  "2: disk.size: expected an integer or a size string such as \"1G\", got a "
+			  "floating-point number");
+	expect_file_error("queue = {\n nr_requests = [1, 2]; };\n",
+			  "2: queue.nr_requests: expected an integer, got an array");
+	expect_set_error("controller.iops=abc", "--set controller.iops=abc: controller.iops: not a number");
+}
+END_TEST
+
+START_TEST(test_negative_value)
+{
+	expect_file_error("controller = {\n\n iops = -5; };\n",
+			  "3: controller.iops: must not be negative (got -5)");
+	expect_file_error("controller = { bandwidth = \"-1M\"; };\n",
+			  "1: controller.bandwidth: must not be negative (got \"-1M\")");
+	expect_set_error("controller.latency_us=-1",
+			 "--set controller.latency_us=-1: controller.latency_us: must not be negative "
+			 "(got -1)");
+}
+END_TEST
+
+/* libconfig wraps 4294967296 to 0 silently: it must be refused, not read as 0. */
+START_TEST(test_overflow_32bit_literal)
+{
+	expect_file_error("disk = {\n\tsize =\n\t4294967296; };\n",
+			  "2: disk.size: overflow: the integer does not fit in 32 bits (append L for "
+			  "a 64-bit integer, or write a size string like \"4G\")");
+	expect_file_error("controller = { latency_us = 0x100000000; };\n",
+			  "1: controller.latency_us: overflow: the integer does not fit in 32 bits "
+			  "(append L for a 64-bit integer)");
+	/* a big number in a comment or a string is no overflow */
+	struct pd_config c;
+	ck_assert_msg(load_text("# size = 99999999999;\ndisk = { name = \"n99999999999\"; "
+				"size = /* 99999999999 */ 1048576; };\n",
+				NULL, 0, &c, NULL) == 0, "%s", err);
+	ck_assert_uint_eq(c.disk_size, 1 << 20);
+	conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_overflow_64bit)
+{
+	expect_file_error("disk = { size = 99999999999999999999L; };\n",
+			  "1: disk.size: overflow: the integer does not fit in 64 bits");
+	expect_file_error("disk = { size = \"99999999999T\"; };\n",
+			  "1: disk.size: overflow: \"99999999999T\" does not fit in 64 bits");
+	expect_set_error("controller.iops=99999999999999999999",
+			 "--set controller.iops=99999999999999999999: controller.iops: overflow: "
+			 "99999999999999999999 does not fit in 64 bits");
+}
+END_TEST
+
+START_TEST(test_nomerges_out_of_range)
+{
+	expect_file_error("queue = {\n\n\n nomerges = 3; };\n",
+			  "4: queue.nomerges: must be at most 2 (got 3)");
+}
+END_TEST
+
+START_TEST(test_max_request_size_below_4k)
+{
+	expect_file_error("queue = { max_request_size = 2048; };\n",
+			  "1: queue.max_request_size: must be between 4K and 16M (got 2K)");
+	expect_set_error("queue.max_request_size=5000",
+			 "--set queue.max_request_size=5000: queue.max_request_size: must be a "
+			 "multiple of 512 (got 5000)");
+}
+END_TEST
+
+START_TEST(test_queue_depth_zero)
+{
+	expect_file_error("controller = {\n queue_depth = 0; };\n",
+			  "2: controller.queue_depth: must be between 1 and 4096 (got 0)");
+}
+END_TEST
+
+START_TEST(test_latency_over_an_hour)
+{
+	struct pd_config c;
+	char *sets[] = { S("controller.flush_latency_us=3600000000") };
+
+	expect_file_error("controller = { write_latency_us = 3600000001L; };\n",
+			  "1: controller.write_latency_us: must be at most 3600000000 (got 3600000001)");
+	ck_assert_int_eq(conf_load(NULL, sets, 1, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ctrl.flush_latency_us, 3600000000ull);
+	conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_disk_size_bounds)
+{
+	expect_file_error("disk = { size = 1000; };\n",
+			  "1: disk.size: must be a multiple of 512 (got 1000)");
+	expect_file_error("disk = { size = 0; };\n",
+			  "1: disk.size: must be between 512 and 1048576T (got 0)");
+	expect_set_error("disk.size=2000000T",
+			 "--set disk.size=2000000T: disk.size: must be between 512 and 1048576T (got "
+			 "2000000T)");
+}
+END_TEST
+
+START_TEST(test_bandwidth_zero_or_at_least_512)
+{
+	struct pd_config c;
+	char *sets[] = { S("controller.bandwidth=0"), S("controller.read_bandwidth=512") };
+
+	ck_assert_int_eq(conf_load(NULL, sets, 2, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.ctrl.read_bandwidth, 512);
+	conf_free(&c);
+	expect_set_error("controller.write_bandwidth=100",
+			 "--set controller.write_bandwidth=100: controller.write_bandwidth: must be 0 "
+			 "(unlimited) or between 512 and 1T (got 100)");
+}
+END_TEST
+
+/* A contradiction names both keys, at the place where the user set one of them. */
+START_TEST(test_unplug_threshold_above_nr_requests)
+{
+	struct pd_config c;
+	char *sets[] = { S("queue.nr_requests=16") };
+
+	expect_file_error("queue = {\n nr_requests = 256;\n unplug_threshold = 300; };\n",
+			  "3: queue.unplug_threshold: 300 is larger than queue.nr_requests (256)");
+	ck_assert_int_eq(conf_load(NULL, sets, 1, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "--set queue.nr_requests=16: queue.nr_requests: 16 is smaller than "
+			      "queue.unplug_threshold (32)");
+}
+END_TEST
+
+START_TEST(test_disk_name_chars)
+{
+	expect_file_error("disk = { name = \"my disk\"; };\n",
+			  "1: disk.name: may only hold letters, digits, '.', '_' and '-' (got \"my "
+			  "disk\")");
+	expect_file_error("disk = { name = \"\"; };\n", "1: disk.name: must not be empty");
+	expect_set_error("disk.name=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+			 "--set disk.name=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+			 "aaaaa: disk.name: longer than 64 characters");
+}
+END_TEST
+
+START_TEST(test_syntax_error_with_line)
+{
+	expect_file_error("queue = {\n nomerges = 1;\n plug = ;\n};\n", "3: syntax error");
+	expect_file_error("queue = { plug = true; };\nqueue = { plug = false; };\n",
+			  "2: syntax error: duplicate setting name");
+}
+END_TEST
+
+START_TEST(test_set_without_equals)
+{
+	expect_set_error("queue.nomerges", "--set queue.nomerges: expected KEY=VALUE");
+	expect_set_error("=2", "--set =2: expected KEY=VALUE");
+}
+END_TEST
+
+START_TEST(test_set_unknown_key)
+{
+	expect_set_error("queue.nomerge=1", "--set queue.nomerge=1: queue.nomerge: unknown key");
+	expect_set_error("queue=1", "--set queue=1: queue: unknown key");
+}
+END_TEST
+
+START_TEST(test_world_writable_refused_for_root)
+{
+	const char *path = write_conf("queue = { nomerges = 1; };\n", 0666);
+	struct pd_config c;
+	char want[PATH_MAX + 128];
+
+	snprintf(want, sizeof(want),
+		 "%s: refusing a config file that others can write (mode 0666) for a root daemon",
+		 path);
+	ck_assert_int_eq(chmod(path, 0666), 0);	/* beat the umask */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(conf_load(path, NULL, 0, &c, err, sizeof(err)), -EPERM);
+		ck_assert_str_eq(err, want);
+	}
+	ck_assert_int_eq(conf_check_file_safe(path, 0, err, sizeof(err)), -EPERM);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(chmod(path, 0620), 0);
+	ck_assert_int_eq(conf_check_file_safe(path, 0, err, sizeof(err)), -EPERM);
+	/* a non-root daemon reads what its user can read */
+	ck_assert_int_eq(conf_check_file_safe(path, 1000, err, sizeof(err)), 0);
+}
+END_TEST
+
+START_TEST(test_foreign_owner_refused_for_root)
+{
+	const char *path = write_conf("queue = { nomerges = 1; };\n", 0644);
+	struct pd_config c;
+
+	if (geteuid() == 0) {
+		ck_assert_int_eq(conf_check_file_safe(path, 0, err, sizeof(err)), 0);
+		ck_assert_int_eq(chown(path, 65534, 65534), 0);
+		ck_assert_int_eq(conf_load(path, NULL, 0, &c, err, sizeof(err)), -EPERM);
+	} else {
+		/* the file is ours and we are not root: still refused for a root daemon */
+		ck_assert_int_eq(conf_check_file_safe(path, 0, err, sizeof(err)), -EPERM);
+	}
+	ck_assert_ptr_nonnull(strstr(err, ": refusing a config file owned by uid "));
+}
+END_TEST
+
+START_TEST(test_missing_file_is_errno)
+{
+	struct pd_config c;
+	char path[PATH_MAX], want[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/missing.conf", tmpdir);
+	ck_assert_int_eq(conf_load(path, NULL, 0, &c, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open: %s", path, strerror(ENOENT));
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(conf_load(tmpdir, NULL, 0, &c, err, sizeof(err)), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_error_leaves_out_untouched)
+{
+	struct pd_config c, before;
+	char *sets[] = { S("disk.image=new.img"), S("queue.nomerges=7") };
+
+	ck_assert_int_eq(conf_load(NULL, NULL, 0, &c, err, sizeof(err)), 0);
+	before = c;
+	ck_assert_int_eq(conf_load(NULL, sets, 2, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_mem_eq(&c, &before, sizeof(c));
+	ck_assert_str_eq(c.disk_image, CONF_DEFAULT_IMAGE);
+	conf_free(&c);
+}
+END_TEST
+
+/* conf_print writes libconfig that loads back to the same values. */
+START_TEST(test_print_round_trip)
+{
+	struct pd_config c, d;
+	char *sets[] = { S("disk.image=/srv/a \"quoted\"\\img"), S("disk.size=1536"),
+			 S("controller.latency_us=3600000000"), S("controller.write_bandwidth=1T"),
+			 S("controller.iops=10000000"), S("queue.plug=off"), S("mount.options=ro,fsname=x"),
+			 S("queue.max_request_size=16M") };
+	char *pc, *pd, path[PATH_MAX];
+	FILE *f;
+
+	ck_assert_msg(conf_load(NULL, sets, 8, &c, err, sizeof(err)) == 0, "%s", err);
+	pc = print_to_string(&c);
+	snprintf(path, sizeof(path), "%s/print.conf", tmpdir);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(pc, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(conf_load(path, NULL, 0, &d, err, sizeof(err)) == 0, "%s", err);
+	pd = print_to_string(&d);
+	ck_assert_str_eq(pc, pd);
+	ck_assert_str_eq(d.disk_image, "/srv/a \"quoted\"\\img");
+	ck_assert_uint_eq(d.disk_size, 1536);
+	ck_assert_uint_eq(d.ctrl.latency_us, 3600000000ull);
+	ck_assert(!d.queue.plug);
+	free(pc);
+	free(pd);
+	conf_free(&c);
+	conf_free(&d);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, test_defaults_without_file);
+	tcase_add_test(tc, test_example_file_loads_with_defaults);
+	tcase_add_test(tc, test_sizes_with_suffixes);
+	tcase_add_test(tc, test_set_overrides_file);
+	tcase_add_test(tc, test_set_bool_words);
+	tcase_add_test(tc, test_unknown_key_names_file_line_key);
+	tcase_add_test(tc, test_unknown_group_and_top_level_scalar);
+	tcase_add_test(tc, test_wrong_type);
+	tcase_add_test(tc, test_negative_value);
+	tcase_add_test(tc, test_overflow_32bit_literal);
+	tcase_add_test(tc, test_overflow_64bit);
+	tcase_add_test(tc, test_nomerges_out_of_range);
+	tcase_add_test(tc, test_max_request_size_below_4k);
+	tcase_add_test(tc, test_queue_depth_zero);
+	tcase_add_test(tc, test_latency_over_an_hour);
+	tcase_add_test(tc, test_disk_size_bounds);
+	tcase_add_test(tc, test_bandwidth_zero_or_at_least_512);
+	tcase_add_test(tc, test_unplug_threshold_above_nr_requests);
+	tcase_add_test(tc, test_disk_name_chars);
+	tcase_add_test(tc, test_syntax_error_with_line);
+	tcase_add_test(tc, test_set_without_equals);
+	tcase_add_test(tc, test_set_unknown_key);
+	tcase_add_test(tc, test_world_writable_refused_for_root);
+	tcase_add_test(tc, test_foreign_owner_refused_for_root);
+	tcase_add_test(tc, test_missing_file_is_errno);
+	tcase_add_test(tc, test_error_leaves_out_untouched);
+	tcase_add_test(tc, test_print_round_trip);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* Remove tmpdir and what the tests left in it (flat: tests make plain files only). */
+static void remove_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(tmpdir);
+}
+
+int main(void)
+{
+	SRunner *sr;
+	int failed;
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	sr = srunner_create(config_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	remove_tmpdir();
+	return failed ? 1 : 0;
+}
