@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# Crash-consistency harness and soak (included by the top Makefile).
+#   make crash CYCLES=N    kill -9 the daemon N times under load, verify after each restart
+#   make soak MINUTES=N    verified fio under changing limits; RSS and fds must stay flat
+
+CRASHTOOL := $(B)/tests/crash/crashtool
+CYCLES ?= 50
+MINUTES ?= 10
+
+$(CRASHTOOL): tests/crash/crashtool.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $<
+
+# make check runs tests/crash/check-crash.sh, which needs the tool.
+check: $(CRASHTOOL)
+
+crash: deps all $(CRASHTOOL)
+	@PLUGDISK=$(abspath $(B)/plugdisk) CRASHTOOL=$(abspath $(CRASHTOOL)) \
+		tests/crash/crash.sh CYCLES=$(CYCLES)
+
+soak: deps all
+	@PLUGDISK=$(abspath $(B)/plugdisk) tests/crash/soak.sh MINUTES=$(MINUTES)
