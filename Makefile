@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+# plugdisk: plain GNU make. Variables: WERROR=1, SANITIZE=1 (ASan+UBSan), TSAN=1, V=1,
+# PREFIX, DESTDIR. Objects go to build/ (build-asan/, build-tsan/ for sanitizer builds).
+
+CC ?= gcc
+CFLAGS ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+VERSION := 0.1.0
+
+override CFLAGS += -std=gnu11 -pthread -I. -D_GNU_SOURCE -DPLUGDISK_VERSION='"$(VERSION)"' \
+	-Wall -Wextra -Wshadow -Wvla -Wstrict-prototypes -Wmissing-declarations -Wwrite-strings \
+	-MMD -MP
+override LDFLAGS += -pthread
+
+B := build
+ifeq ($(SANITIZE),1)
+B := build-asan
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override LDFLAGS += -fsanitize=address,undefined
+endif
+ifeq ($(TSAN),1)
+B := build-tsan
+override CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+override LDFLAGS += -fsanitize=thread
+endif
+ifeq ($(WERROR),1)
+override CFLAGS += -Werror
+endif
+
+ifneq ($(V),1)
+Q := @
+quiet = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+# pkg-config is only asked when building, so 'make deps' works on a bare machine.
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+
+CORE_SRC := $(wildcard core/*.c)
+CONF_SRC := $(wildcard conf/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c)
+
+CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
+CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
+DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
+
+DAEMON_LIBS := $(call pc_libs,fuse3 libconfig libsystemd)
+CONF_LIBS := $(call pc_libs,libconfig)
+CHECK_LIBS := $(call pc_libs,check)
+
+$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
+$(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
+
+.PHONY: all deps run check unit mount clean install uninstall bench crash soak format
+
+all: $(B)/plugdisk
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libcore.a: $(CORE_OBJ)
+	$(call quiet,AR,$@)$(AR) rcs $@ $^
+
+$(B)/plugdisk: $(DAEMON_OBJ) $(CONF_OBJ) $(B)/libcore.a
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
+
+# Debian packages the build, the tests and the benchmarks need.
+DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
+	libsystemd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
+	coreutils
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+MNT ?= mnt
+run: deps all
+	@mkdir -p $(MNT)
+	$(B)/plugdisk -f $(RUN_ARGS) $(MNT)
+
+clean:
+	rm -rf build build-asan build-tsan
+
+format:
+	clang-format -i core/*.[ch] daemon/*.[ch] conf/*.[ch] tests/unit/*.c tests/bench/*.c tests/crash/*.c
+
+# Unit tests: one Check suite per module, tests/unit/test_*.c, linked with core (and conf).
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
+$(B)/tests/unit/%.o: override CFLAGS += $(call pc_cflags,check) -UNDEBUG
+$(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm
+
+# Mount tests: small scripts, one behaviour each, sharing tests/lib.sh.
+MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
+	tests/stress/*.sh))
+# TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
+TESTS ?= $(UNIT_BINS) $(MOUNT_TESTS)
+
+unit: $(UNIT_BINS)
+	@PLUGDISK=$(abspath $(B)/plugdisk) LOGDIR=$(B)/test-logs tests/run-tests.sh $(UNIT_BINS)
+
+check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
+	@PLUGDISK=$(abspath $(B)/plugdisk) BUILD=$(abspath $(B)) LOGDIR=$(B)/test-logs \
+		tests/run-tests.sh $(TESTS)
+
+-include tests/bench/bench.mk
+-include tests/crash/crash.mk
+-include systemd/install.mk
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/* The backing image and its I/O. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/backend.h"
+#include "core/log.h"
+
+int backend_open(struct backend *be, const char *path, uint64_t size, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, ret, saved;
+	bool created = false;
+
+	memset(be, 0, sizeof(*be));
+	be->fd = -1;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && size) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		created = fd >= 0;
+	}
+	if (fd < 0) {
+		saved = errno;
+		if (saved == ELOOP)
+			snprintf(err, errlen, "%s: is a symbolic link; give the real path", path);
+		else if (saved == EISDIR)
+			snprintf(err, errlen, "%s: is a directory", path);
+		else if (saved == ENOENT && !size)
+			snprintf(err, errlen, "%s: does not exist and no size was given", path);
+		else
+			snprintf(err, errlen, "open %s: %s", path, strerror(saved));
+		return -saved;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		saved = errno;
+		if (saved == EWOULDBLOCK) {
+			snprintf(err, errlen, "%s: in use by another process (locked)", path);
+			ret = -BACKEND_ELOCKED;
+		} else {
+			snprintf(err, errlen, "flock %s: %s", path, strerror(saved));
+			ret = -saved;
+		}
+		goto out_close;
+	}
+	if (fstat(fd, &st) < 0) {
+		saved = errno;
+		snprintf(err, errlen, "fstat %s: %s", path, strerror(saved));
+		ret = -saved;
+		goto out_close;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0) {
+			saved = errno;
+			snprintf(err, errlen, "ioctl BLKGETSIZE64 %s: %s", path, strerror(saved));
+			ret = -saved;
+			goto out_close;
+		}
+		be->is_blockdev = true;
+		if (size && size != bytes) {
+			snprintf(err, errlen,
+				 "%s: block device has %llu bytes but disk.size is %llu bytes", path,
+				 (unsigned long long)bytes, (unsigned long long)size);
+			ret = -BACKEND_ESIZE;
+			goto out_close;
+		}
+		be->size = bytes;
+	} else if (S_ISREG(st.st_mode)) {
+		if (created) {
+			if (ftruncate(fd, (off_t)size) < 0) {
+				saved = errno;
+				snprintf(err, errlen, "ftruncate %s to %llu bytes: %s", path,
+					 (unsigned long long)size, strerror(saved));
+				ret = -saved;
+				unlink(path);
+				goto out_close;
+			}
+			st.st_size = (off_t)size;
+		} else if (size && (uint64_t)st.st_size != size) {
+			snprintf(err, errlen,
+				 "%s: image has %llu bytes but disk.size is %llu bytes; "
+				 "give the image's size or another image",
+				 path, (unsigned long long)st.st_size, (unsigned long long)size);
+			ret = -BACKEND_ESIZE;
+			goto out_close;
+		}
+		be->size = (uint64_t)st.st_size;
+	} else {
+		snprintf(err, errlen, "%s: not a regular file or a block device", path);
+		ret = -EINVAL;
+		goto out_close;
+	}
+	if (!be->size || be->size % 512) {
+		snprintf(err, errlen, "%s: size %llu is not a positive multiple of 512", path,
+			 (unsigned long long)be->size);
+		ret = -EINVAL;
+		goto out_close;
+	}
+	be->fd = fd;
+	be->path = strdup(path);
+	pthread_mutex_init(&be->fault_lock, NULL);
+	return 0;
+
+out_close:
+	close(fd);
+	if (created)
+		unlink(path);
+	return ret;
+}
+
+/* Log a fault once when an op starts failing and once when it works again. */
+static void backend_note(struct backend *be, enum bio_op op, int error, const char *call)
+{
+	int was;
+
+	if (__atomic_load_n(&be->fault[op], __ATOMIC_RELAXED) == error)
+		return;
+	pthread_mutex_lock(&be->fault_lock);
+	was = be->fault[op];
+	__atomic_store_n(&be->fault[op], error, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&be->fault_lock);
+	if (was == error)
+		return;
+	if (error)
+		log_err("%s %s: %s (further %s errors are not logged until it recovers)", call,
+			be->path, strerror(-error), bio_op_name[op]);
+	else
+		log_info("%s %s: working again", call, be->path);
+}
+
+/* preadv/pwritev the whole request, restarting after short transfers. A read past the end of
+ * a regular image cannot happen (the queue checks bounds), so a 0-byte read is an error. */
+static int backend_rw(struct backend *be, struct request *rq)
+{
+	struct iovec stackv[64], *iov = stackv;
+	unsigned int n = 0;
+	uint64_t off = rq->offset, left = rq->len;
+	int ret = 0;
+	unsigned int i = 0;
+
+	if (rq->nr_iov > 64) {
+		iov = malloc(rq->nr_iov * sizeof(*iov));
+		if (!iov)
+			return -ENOMEM;
+	}
+	for (struct bio *bio = rq->bio; bio; bio = bio->next)
+		for (int k = 0; k < bio->iovcnt; k++)
+			iov[n++] = bio->iov[k];
+
+	while (left) {
+		ssize_t r;
+		int cnt = (int)(n - i) > IOV_MAX ? IOV_MAX : (int)(n - i);
+
+		if (rq->op == BIO_OP_READ)
+			r = preadv(be->fd, iov + i, cnt, (off_t)off);
+		else
+			r = pwritev(be->fd, iov + i, cnt, (off_t)off);
+		if (r < 0) {
+			ret = -errno;
+			if (ret == -EINTR)
+				continue;
+			backend_note(be, rq->op, ret, rq->op == BIO_OP_READ ? "preadv" : "pwritev");
+			goto out;
+		}
+		if (r == 0) {
+			ret = -EIO;
+			backend_note(be, rq->op, ret, rq->op == BIO_OP_READ ? "preadv (EOF)" : "pwritev (0 bytes)");
+			goto out;
+		}
+		off += (uint64_t)r;
+		left -= (uint64_t)r;
+		while (r > 0 && i < n) {
+			if ((size_t)r >= iov[i].iov_len) {
+				r -= (ssize_t)iov[i].iov_len;
+				i++;
+			} else {
+				iov[i].iov_base = (char *)iov[i].iov_base + r;
+				iov[i].iov_len -= (size_t)r;
+				r = 0;
+			}
+		}
+	}
+	backend_note(be, rq->op, 0, rq->op == BIO_OP_READ ? "preadv" : "pwritev");
+out:
+	if (iov != stackv)
+		free(iov);
+	return ret;
+}
+
+static int backend_discard(struct backend *be, struct request *rq)
+{
+	int ret = 0;
+
+	if (be->is_blockdev) {
+		uint64_t range[2] = { rq->offset, rq->len };
+
+		if (ioctl(be->fd, BLKDISCARD, range) < 0)
+			ret = -errno;
+	} else if (fallocate(be->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)rq->offset,
+			     (off_t)rq->len) < 0) {
+		ret = -errno;
+	}
+	backend_note(be, BIO_OP_DISCARD, ret, be->is_blockdev ? "ioctl BLKDISCARD" : "fallocate");
+	return ret;
+}
+
+int backend_sync(struct backend *be)
+{
+	int ret = fdatasync(be->fd) < 0 ? -errno : 0;
+
+	backend_note(be, BIO_OP_FLUSH, ret, "fdatasync");
+	return ret;
+}
+
+int backend_exec(void *arg, struct request *rq)
+{
+	struct backend *be = arg;
+
+	switch (rq->op) {
+	case BIO_OP_READ:
+	case BIO_OP_WRITE:
+		return backend_rw(be, rq);
+	case BIO_OP_FLUSH:
+		return backend_sync(be);
+	case BIO_OP_DISCARD:
+		return backend_discard(be, rq);
+	default:
+		return -EINVAL;
+	}
+}
+
+void backend_close(struct backend *be)
+{
+	if (be->fd >= 0) {
+		close(be->fd);
+		be->fd = -1;
+		pthread_mutex_destroy(&be->fault_lock);
+	}
+	free(be->path);
+	be->path = NULL;
+}

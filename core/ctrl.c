@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+/* The disk controller emulator.
+ *
+ * Notes on the design.
+ *
+ * The controller has p.queue_depth command slots. The queue asks ctrl_admit() before
+ * it dispatches each request; the answer is one of
+ *   OK      a slot is free and every rate bucket that covers the command is out of debt:
+ *           the slot is taken and the buckets are charged the command's full cost;
+ *   SLOTS   every slot is busy: the queue stops, and the next completion starts it
+ *           (blk_stop_queue() from a full driver, blk_start_queue() from its completion);
+ *   BUDGET  a bucket is in debt: the queue stops, and a timer armed for the moment the debt
+ *           clears starts it.
+ * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
+ *
+ * Admitted requests go to a pool of worker threads that run the backing I/O (preadv,
+ * pwritev, fdatasync, punch hole). A command completes at the later of its backing I/O's
+ * end and dispatch + service latency: if the I/O finishes early, the completion is deferred
+ * to the timer thread, so the slot stays busy for the service time without holding a worker.
+ * That makes the device's peak rate queue_depth / latency commands per second, as on a real
+ * device (Little's law).
+ *
+ * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
+ * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
+ * after q->lock and never held across I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/ctrl.h"
+#include "core/log.h"
+#include "core/queue.h"
+
+uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
+{
+	uint64_t us = p->latency_us;
+
+	if (op == BIO_OP_READ && p->read_latency_us)
+		us = p->read_latency_us;
+	else if (op == BIO_OP_WRITE && p->write_latency_us)
+		us = p->write_latency_us;
+	else if (op == BIO_OP_FLUSH && p->flush_latency_us)
+		us = p->flush_latency_us;
+	return us * NSEC_PER_USEC;
+}
+
+/* Latency timer: the service time of an already-executed command has passed. */
+static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
+{
+	struct request *rq = (struct request *)((char *)e - offsetof(struct request, tmr));
+
+	(void)now;
+	queue_complete(rq->queue, rq);
+}
+
+enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
+				  uint64_t *ready_at)
+{
+	int64_t at;
+
+	if (c->in_flight >= c->p.queue_depth)
+		return CTRL_ADMIT_SLOTS;
+	if (!rate_has_budget(&c->rate, rq->op, (int64_t)now, &at)) {
+		*ready_at = (uint64_t)at;
+		return CTRL_ADMIT_BUDGET;
+	}
+	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
+	c->in_flight++;
+	rq->dispatch_ns = now;
+	rq->deadline_ns = now + ctrl_latency_ns(&c->p, rq->op);
+	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
+	return CTRL_ADMIT_OK;
+}
+
+void ctrl_release(struct ctrl *c, struct request *rq)
+{
+	(void)rq;
+	c->in_flight--;
+}
+
+void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
+{
+	unsigned int workers = c->p.workers;
+
+	rate_reconfigure(&c->rate, p, (int64_t)now);
+	c->p = *p;
+	c->p.workers = workers;
+}
+
+/* The backing I/O of @rq has finished: complete it now, or at its deadline. */
+static void ctrl_io_done(struct ctrl *c, struct request *rq)
+{
+	if (rq->deadline_ns > rq->dispatch_ns) {
+		uint64_t now = clock_now_ns();
+
+		if (now < rq->deadline_ns) {
+			timer_arm(c->timer, &rq->tmr, rq->deadline_ns);
+			return;
+		}
+	}
+	queue_complete(rq->queue, rq);
+}
+
+static void ctrl_exec(struct ctrl *c, struct request *rq)
+{
+	rq->error = c->exec(c->exec_arg, rq);
+	ctrl_io_done(c, rq);
+}
+
+static void *ctrl_worker(void *arg)
+{
+	struct ctrl *c = arg;
+
+	pthread_mutex_lock(&c->pool_lock);
+	for (;;) {
+		struct request *rq;
+
+		while (!c->work_head && !c->pool_stop)
+			pthread_cond_wait(&c->pool_cond, &c->pool_lock);
+		if (!c->work_head)
+			break;
+		rq = c->work_head;
+		c->work_head = rq->work_next;
+		if (!c->work_head)
+			c->work_tail = NULL;
+		pthread_mutex_unlock(&c->pool_lock);
+		ctrl_exec(c, rq);
+		pthread_mutex_lock(&c->pool_lock);
+	}
+	pthread_mutex_unlock(&c->pool_lock);
+	return NULL;
+}
+
+void ctrl_issue(struct ctrl *c, struct request *list)
+{
+	struct request *tail;
+	unsigned int n = 0;
+
+	if (!list)
+		return;
+	if (c->inline_exec) {
+		while (list) {
+			struct request *rq = list;
+
+			list = rq->work_next;
+			ctrl_exec(c, rq);
+		}
+		return;
+	}
+	for (tail = list;; tail = tail->work_next) {
+		n++;
+		if (!tail->work_next)
+			break;
+	}
+	pthread_mutex_lock(&c->pool_lock);
+	if (c->work_tail)
+		c->work_tail->work_next = list;
+	else
+		c->work_head = list;
+	c->work_tail = tail;
+	pthread_mutex_unlock(&c->pool_lock);
+	if (n == 1)
+		pthread_cond_signal(&c->pool_cond);
+	else
+		pthread_cond_broadcast(&c->pool_cond);
+}
+
+int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
+	      void *exec_arg, int64_t now)
+{
+	memset(c, 0, sizeof(*c));
+	c->p = *p;
+	c->timer = t;
+	c->exec = exec;
+	c->exec_arg = exec_arg;
+	rate_init(&c->rate, p, now);
+	pthread_mutex_init(&c->pool_lock, NULL);
+	pthread_cond_init(&c->pool_cond, NULL);
+	if (!p->workers) {
+		c->inline_exec = true;
+		return 0;
+	}
+	c->workers = calloc(p->workers, sizeof(*c->workers));
+	if (!c->workers)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < p->workers; i++) {
+		int err = pthread_create(&c->workers[i], NULL, ctrl_worker, c);
+
+		if (err) {
+			log_err("pthread_create (worker): %s", strerror(err));
+			ctrl_destroy(c);
+			return -err;
+		}
+		c->nr_workers++;
+	}
+	return 0;
+}
+
+void ctrl_destroy(struct ctrl *c)
+{
+	pthread_mutex_lock(&c->pool_lock);
+	c->pool_stop = true;
+	pthread_mutex_unlock(&c->pool_lock);
+	pthread_cond_broadcast(&c->pool_cond);
+	for (unsigned int i = 0; i < c->nr_workers; i++)
+		pthread_join(c->workers[i], NULL);
+	free(c->workers);
+	c->workers = NULL;
+	c->nr_workers = 0;
+	pthread_cond_destroy(&c->pool_cond);
+	pthread_mutex_destroy(&c->pool_lock);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The disk controller emulator: command slots, rate limits, service latency, backend workers. */
+#ifndef PLUGDISK_CTRL_H
+#define PLUGDISK_CTRL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/bio.h"
+#include "core/params.h"
+#include "core/rate.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+struct queue;
+struct ctrl;
+
+/* Executes one request's backing I/O synchronously; returns 0 or -errno. The real one is
+ * backend_exec(); unit tests plug in a fake. */
+typedef int (*ctrl_exec_fn)(void *arg, struct request *rq);
+
+struct ctrl {
+	/* Admission state: guarded by the queue's lock (q->lock), which the queue holds when it
+	 * calls ctrl_admit() and ctrl_release(). */
+	struct ctrl_params p;		/* q->lock */
+	unsigned int in_flight;		/* q->lock: commands holding a slot */
+	struct rate rate;		/* q->lock */
+
+	struct queue *q;
+	struct timer *timer;
+	ctrl_exec_fn exec;
+	void *exec_arg;
+
+	/* Backend worker pool. Lock order: q->lock, then pool_lock. */
+	pthread_mutex_t pool_lock;
+	pthread_cond_t pool_cond;	/* pool_lock: work arrived or stop */
+	struct request *work_head, *work_tail;	/* pool_lock */
+	bool pool_stop;			/* pool_lock */
+	unsigned int nr_workers;	/* written at init, read-only after */
+	pthread_t *workers;
+	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
+};
+
+enum ctrl_admit_result {
+	CTRL_ADMIT_OK,
+	CTRL_ADMIT_SLOTS,	/* no free command slot: a completion will start the queue */
+	CTRL_ADMIT_BUDGET,	/* out of budget: *ready_at says when */
+};
+
+/* Set up @c. @exec runs a request's I/O (backend_exec with its backend as @exec_arg).
+ * @p->workers threads are started; workers == 0 runs I/O inline in ctrl_issue() (for unit
+ * tests). Returns 0 or -errno. */
+int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
+	      void *exec_arg, int64_t now);
+
+/* Stop the workers. Nothing may be in flight. */
+void ctrl_destroy(struct ctrl *c);
+
+/* May @rq start now? On OK takes a slot, charges the rate buckets and sets the request's
+ * dispatch time and deadline. q->lock held. */
+enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
+				  uint64_t *ready_at);
+
+/* Hand admitted requests (linked by work_next) to the backend. Call without q->lock. */
+void ctrl_issue(struct ctrl *c, struct request *list);
+
+/* Free @rq's slot. q->lock held. */
+void ctrl_release(struct ctrl *c, struct request *rq);
+
+/* Apply new controller parameters live: slots, rates (buckets keep their debt), latency.
+ * The worker count is fixed at start. q->lock held. */
+void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now);
+
+/* The service latency of a command of @op, in ns. */
+uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op);
+
+#endif

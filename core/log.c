@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/* The logger. Each message is formatted into one buffer and written with one call, so lines
+ * from different threads never interleave. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "core/log.h"
+
+/* Written once by log_init() before any thread starts; read-only afterwards. */
+static bool log_syslog;
+static bool log_stderr_too; /* atomic */
+static enum log_level log_max = LOG_LVL_INFO;
+static const char *log_ident = "plugdisk";
+
+void log_init(const char *ident, bool use_syslog, enum log_level max)
+{
+	log_ident = ident;
+	log_syslog = use_syslog;
+	log_max = max;
+	if (use_syslog)
+		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void log_also_stderr(bool on)
+{
+	__atomic_store_n(&log_stderr_too, on, __ATOMIC_RELAXED);
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	static const char *const tag[] = { "error: ", "warning: ", "", "debug: " };
+	int saved = errno;
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	if (lvl > log_max)
+		return;
+	va_start(ap, fmt);
+	errno = saved; /* for %m */
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (log_syslog)
+		syslog(prio[lvl], "%s", buf);
+	if (!log_syslog || __atomic_load_n(&log_stderr_too, __ATOMIC_RELAXED)) {
+		char line[1200];
+		int m = snprintf(line, sizeof(line), "%s: %s%s\n", log_ident, tag[lvl], buf);
+		if (m > (int)sizeof(line))
+			m = sizeof(line);
+		if (write(STDERR_FILENO, line, m) < 0) {
+			/* nowhere left to report it */
+		}
+	}
+	errno = saved;
+}

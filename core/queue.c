@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/* The block request queue.
+ *
+ * Notes on the design.
+ *
+ * States. The queue is a FIFO of requests with two independent flags:
+ *   plugged  set when a bio arrives at an empty queue (queue.plug). While plugged nothing
+ *            is dispatched, so the bios that follow can merge. It is removed (unplug) when
+ *            the submitter has nothing more to submit (idle: the block layer flushes a task's
+ *            plug when the task sleeps), when queue.unplug_threshold requests are queued,
+ *            when a request reaches queue.max_request_size, when queue.unplug_delay_us has
+ *            passed since plugging (timer), or when a flush arrives.
+ *   stopped  set by the controller's refusal: no free command slot (a completion starts the
+ *            queue again) or no rate budget (the rate timer starts it again). This is
+ *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
+ * While plugged or stopped, arriving bios keep merging into queued requests.
+ *
+ * Dispatch takes requests from the head while neither flag is set and the controller admits
+ * them. A flush at the head waits until every earlier command has completed, so the
+ * fdatasync that serves it covers them all, and nothing merges across a queued flush: no
+ * I/O is reordered across a flush.
+ *
+ * queue.nr_requests bounds the queued requests. A submitter that finds it full unplugs and
+ * sleeps until dispatch frees one (request-depletion throttling).
+ *
+ * Invariants (q->lock): nr_queued counts the FIFO; queued_bytes is the sum of their lengths;
+ * every queued request holds >= 1 bio of its op covering [offset, offset + len) in order;
+ * a bio is completed exactly once, by queue_complete(), after its request left the FIFO.
+ * Counters: op.bios = op.ios + op.merges_{back,front,gap} whenever the queue is idle.
+ *
+ * Threads: submitters (FUSE receive threads), backend workers and the timer thread all come
+ * through here. Everything that changes state holds q->lock; bio completion callbacks and the
+ * hand-off of requests to the backend run after it is dropped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ctrl.h"
+#include "core/log.h"
+#include "core/merge.h"
+#include "core/queue.h"
+
+const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
+
+static uint64_t q_now(struct queue *q)
+{
+	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+}
+
+/* q->lock held. The plugged flag is also read without the lock as a hint. */
+static void set_plugged(struct queue *q, bool v)
+{
+	__atomic_store_n(&q->plugged, v, __ATOMIC_RELAXED);
+}
+
+bool queue_needs_unplug(struct queue *q)
+{
+	/* Pairs with set_plugged(); a stale answer only costs one lock round or one idle
+	 * unplug left to the timer's backstop, never a lost request. */
+	return __atomic_load_n(&q->plugged, __ATOMIC_RELAXED);
+}
+
+/* q->lock held: integrate busy and weighted time up to @now. Call before any change of
+ * nr_queued + in_flight. */
+static void queue_account_time(struct queue *q, uint64_t now)
+{
+	unsigned int n = q->nr_queued + q->ctrl->in_flight;
+
+	if (now > q->last_acct && n) {
+		q->stats.busy_ns += now - q->last_acct;
+		q->stats.weighted_ns += (uint64_t)n * (now - q->last_acct);
+	}
+	if (now > q->last_acct)
+		q->last_acct = now;
+}
+
+static void __queue_plug(struct queue *q, uint64_t now)
+{
+	set_plugged(q, true);
+	q->plugged_since = now;
+	q->stats.plugs++;
+	q->unplug_at = now + (uint64_t)q->p.unplug_delay_us * NSEC_PER_USEC;
+	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at);
+}
+
+static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
+{
+	if (!q->plugged)
+		return;
+	set_plugged(q, false);
+	q->stats.plugged_ns += now - q->plugged_since;
+	q->stats.unplugs[why]++;
+	if (why != UNPLUG_TIMER)
+		timer_cancel(q->timer, &q->unplug_tmr);
+}
+
+static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
+{
+	if (q->stopped)
+		return;
+	q->stopped = true;
+	q->stop_reason = why;
+	q->stopped_since = now;
+	q->stats.stops[why]++;
+}
+
+/* q->lock held: dispatch from the head while the queue is neither plugged nor stopped and
+ * the controller admits. Admitted requests are chained on *@list for ctrl_issue(). */
+static void __queue_run(struct queue *q, uint64_t now, struct request **list)
+{
+	struct request **tailp = list;
+	struct request *rq;
+
+	while (*tailp)
+		tailp = &(*tailp)->work_next;
+	if (q->plugged || q->stopped)
+		return;
+	while ((rq = q->head)) {
+		uint64_t ready_at = 0;
+
+		/* A flush covers everything before it: let those complete first. */
+		if (rq->op == BIO_OP_FLUSH && q->ctrl->in_flight)
+			break;
+		switch (ctrl_admit(q->ctrl, rq, now, &ready_at)) {
+		case CTRL_ADMIT_OK:
+			break;
+		case CTRL_ADMIT_SLOTS:
+			__queue_stop(q, STOP_SLOTS, now);
+			return;
+		case CTRL_ADMIT_BUDGET:
+			__queue_stop(q, STOP_BUDGET, now);
+			q->restart_at = ready_at;
+			timer_arm(q->timer, &q->restart_tmr, ready_at);
+			return;
+		}
+		queue_unlink(q, rq);
+		if (rq->op == BIO_OP_READ || rq->op == BIO_OP_WRITE || rq->op == BIO_OP_DISCARD)
+			q->stats.op[rq->op].size_hist[size_bucket(rq->len)]++;
+		rq->work_next = NULL;
+		*tailp = rq;
+		tailp = &rq->work_next;
+		if (q->waiters)
+			pthread_cond_signal(&q->free_wait);
+	}
+}
+
+static void __queue_start_run(struct queue *q, uint64_t now, struct request **list)
+{
+	if (q->stopped) {
+		q->stats.stopped_ns += now - q->stopped_since;
+		q->stats.starts[q->stop_reason]++;
+		q->stopped = false;
+		q->stop_reason = STOP_NONE;
+	}
+	__queue_run(q, now, list);
+}
+
+static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
+{
+	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, unplug_tmr));
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	if (q->plugged && now >= q->unplug_at) {
+		__queue_unplug(q, UNPLUG_TIMER, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+static void restart_timer_fn(struct timer_entry *e, uint64_t now)
+{
+	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, restart_tmr));
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	if (q->stopped && q->stop_reason == STOP_BUDGET) {
+		if (now >= q->restart_at)
+			__queue_start_run(q, now, &list);
+		else
+			timer_arm(q->timer, &q->restart_tmr, q->restart_at);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, struct timer *t,
+	       clock_fn clock, void *clock_arg)
+{
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->free_wait, NULL);
+	pthread_cond_init(&q->idle_wait, NULL);
+	q->p = *p;
+	q->ctrl = c;
+	q->timer = t;
+	q->clock = clock;
+	q->clock_arg = clock_arg;
+	c->q = q;
+	timer_entry_init(&q->unplug_tmr, unplug_timer_fn);
+	timer_entry_init(&q->restart_tmr, restart_timer_fn);
+	q->last_acct = q->stats_since = q_now(q);
+	return 0;
+}
+
+void queue_destroy(struct queue *q)
+{
+	timer_cancel(q->timer, &q->unplug_tmr);
+	timer_cancel(q->timer, &q->restart_tmr);
+	pthread_cond_destroy(&q->free_wait);
+	pthread_cond_destroy(&q->idle_wait);
+	pthread_mutex_destroy(&q->lock);
+}
+
+static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
+{
+	struct request *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->op = bio->op;
+	rq->offset = bio->offset;
+	rq->len = bio->len;
+	rq->bio = rq->biotail = bio;
+	rq->nr_bios = 1;
+	rq->nr_iov = (unsigned int)bio->iovcnt;
+	rq->start_ns = now;
+	rq->queue = q;
+	timer_entry_init(&rq->tmr, NULL);
+	return rq;
+}
+
+/* q->lock held */
+static void queue_append(struct queue *q, struct request *rq, uint64_t now)
+{
+	queue_account_time(q, now);
+	rq->prev = q->tail;
+	if (q->tail)
+		q->tail->next = rq;
+	else
+		q->head = rq;
+	q->tail = rq;
+	q->nr_queued++;
+	q->queued_bytes += rq->len;
+	if (rq->op == BIO_OP_FLUSH)
+		q->nr_flush_queued++;
+}
+
+void queue_submit(struct queue *q, struct bio *bio)
+{
+	struct request *list = NULL, *rq;
+	uint64_t now = q_now(q);
+
+	bio->submit_ns = now;
+	bio->next = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->stats.op[bio->op].bios++;
+
+	rq = merge_bio(q, bio);
+	while (!rq && q->nr_queued >= q->p.nr_requests) {
+		/* Request depletion: let the queue drain, then try again. */
+		__queue_unplug(q, UNPLUG_THRESHOLD, now);
+		__queue_run(q, now, &list);
+		q->stats.depletion_waits++;
+		if (list) {
+			pthread_mutex_unlock(&q->lock);
+			ctrl_issue(q->ctrl, list);
+			list = NULL;
+			pthread_mutex_lock(&q->lock);
+		}
+		if (q->nr_queued >= q->p.nr_requests) {
+			q->waiters++;
+			pthread_cond_wait(&q->free_wait, &q->lock);
+			q->waiters--;
+		}
+		now = q_now(q);
+		rq = merge_bio(q, bio);
+	}
+	if (!rq) {
+		rq = rq_alloc(q, bio, now);
+		if (!rq) {
+			pthread_mutex_unlock(&q->lock);
+			log_err("queue: calloc: out of memory");
+			bio->end_io(bio, -ENOMEM);
+			return;
+		}
+		if (!q->nr_queued && q->p.plug && !q->plugged && !q->stopped &&
+		    bio->op != BIO_OP_FLUSH)
+			__queue_plug(q, now);
+		queue_append(q, rq, now);
+	}
+
+	if (q->plugged) {
+		if (bio->op == BIO_OP_FLUSH)
+			__queue_unplug(q, UNPLUG_FLUSH, now);
+		else if (q->nr_queued >= q->p.unplug_threshold)
+			__queue_unplug(q, UNPLUG_THRESHOLD, now);
+		else if (rq->len >= q->p.max_request_size)
+			__queue_unplug(q, UNPLUG_SIZE, now);
+	}
+	__queue_run(q, now, &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_unplug_idle(struct queue *q)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	if (!queue_needs_unplug(q))
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (q->plugged) {
+		now = q_now(q);
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_complete(struct queue *q, struct request *rq)
+{
+	struct op_stats *st = &q->stats.op[rq->op];
+	struct request *list = NULL;
+	uint64_t now = q_now(q);
+	struct bio *bio, *next;
+
+	pthread_mutex_lock(&q->lock);
+	queue_account_time(q, now);
+	ctrl_release(q->ctrl, rq);
+	st->ios++;
+	if (rq->error)
+		st->errors++;
+	else
+		st->bytes += rq->len;
+	st->ticks_ns += now - rq->dispatch_ns;
+	st->wait_ns += now - rq->start_ns;
+	for (bio = rq->bio; bio; bio = bio->next)
+		lat_hist_add(&st->lat, (now - bio->submit_ns) / NSEC_PER_USEC);
+
+	if (q->stopped && q->stop_reason == STOP_SLOTS)
+		__queue_start_run(q, now, &list);
+	else
+		__queue_run(q, now, &list);
+	if (!q->nr_queued && !q->ctrl->in_flight)
+		pthread_cond_broadcast(&q->idle_wait);
+	pthread_mutex_unlock(&q->lock);
+
+	ctrl_issue(q->ctrl, list);
+	for (bio = rq->bio; bio; bio = next) {
+		next = bio->next;
+		bio->end_io(bio, rq->error);
+	}
+	free(rq);
+}
+
+void queue_drain(struct queue *q)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	__queue_unplug(q, UNPLUG_IDLE, q_now(q));
+	__queue_run(q, q_now(q), &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+
+	pthread_mutex_lock(&q->lock);
+	while (q->nr_queued || q->ctrl->in_flight)
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+bool queue_is_idle(struct queue *q)
+{
+	bool idle;
+
+	pthread_mutex_lock(&q->lock);
+	idle = !q->nr_queued && !q->ctrl->in_flight;
+	pthread_mutex_unlock(&q->lock);
+	return idle;
+}
+
+int queue_reconfigure(struct queue *q, const struct queue_params *p)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	q->p = *p;
+	if (!p->plug)
+		__queue_unplug(q, UNPLUG_IDLE, now);
+	else if (q->plugged)
+		q->unplug_at = now; /* let the next check unplug under the new rules */
+	pthread_cond_broadcast(&q->free_wait);
+	__queue_start_run(q, now, &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+	return 0;
+}
+
+void queue_reconfigure_ctrl(struct queue *q, const struct ctrl_params *cp)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	ctrl_reconfigure(q->ctrl, cp, now);
+	timer_cancel(q->timer, &q->restart_tmr);
+	__queue_start_run(q, now, &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	queue_account_time(q, now);
+	ss->now_ns = now;
+	ss->plugged = q->plugged;
+	ss->stopped = q->stopped;
+	ss->stop_reason = q->stop_reason;
+	ss->queued_requests = q->nr_queued;
+	ss->queued_bytes = q->queued_bytes;
+	ss->in_flight = q->ctrl->in_flight;
+	ss->qp = q->p;
+	ss->cp = q->ctrl->p;
+	for (int d = 0; d < RATE_NR_DIRS; d++) {
+		ss->bw_level[d] = rate_bucket_level(&q->ctrl->rate.bw[d], (int64_t)now);
+		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
+	}
+	ss->s = q->stats;
+	if (q->plugged)
+		ss->s.plugged_ns += now - q->plugged_since;
+	if (q->stopped)
+		ss->s.stopped_ns += now - q->stopped_since;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_stats_reset(struct queue *q)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	memset(&q->stats, 0, sizeof(q->stats));
+	q->plugged_since = q->stopped_since = q->last_acct = q->stats_since = now;
+	pthread_mutex_unlock(&q->lock);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* The block request queue: plugging, merging, stop/start, dispatch to the controller. */
+#ifndef PLUGDISK_QUEUE_H
+#define PLUGDISK_QUEUE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/bio.h"
+#include "core/clock.h"
+#include "core/params.h"
+#include "core/stats.h"
+#include "core/timer.h"
+
+struct ctrl;
+
+struct queue {
+	/* Guards everything below marked q->lock, and the controller's admission state
+	 * (struct ctrl fields marked q->lock): the controller shares its queue's lock, as a
+	 * block driver shares the queue lock. Lock order: q->lock, then ctrl->pool_lock, then
+	 * timer->lock. Never call a bio's end_io with q->lock held. */
+	pthread_mutex_t lock;
+	pthread_cond_t free_wait;	/* q->lock: a request slot in the queue freed */
+	pthread_cond_t idle_wait;	/* q->lock: the queue drained (nothing queued or in flight) */
+
+	struct queue_params p;		/* q->lock */
+	struct request *head, *tail;	/* q->lock: FIFO of queued requests */
+	unsigned int nr_queued;		/* q->lock */
+	uint64_t queued_bytes;		/* q->lock */
+	unsigned int nr_flush_queued;	/* q->lock */
+	struct request *last_merge;	/* q->lock: one-hit cache, as the block layer's */
+
+	bool plugged;			/* q->lock */
+	bool stopped;			/* q->lock */
+	enum stop_reason stop_reason;	/* q->lock */
+	bool dying;			/* q->lock: queue_shutdown() called */
+	uint64_t plugged_since;		/* q->lock */
+	uint64_t stopped_since;		/* q->lock */
+	uint64_t unplug_at;		/* q->lock: when the armed unplug timer may unplug */
+	uint64_t restart_at;		/* q->lock: when the rate timer may start the queue */
+	uint64_t last_acct;		/* q->lock: last update of busy/weighted time */
+	unsigned int waiters;		/* q->lock: submitters waiting in free_wait */
+
+	struct timer_entry unplug_tmr;	/* the unplug delay */
+	struct timer_entry restart_tmr;	/* restart after a budget stop */
+
+	struct queue_stats stats;	/* q->lock */
+	uint64_t stats_since;		/* q->lock: last reset */
+
+	struct ctrl *ctrl;
+	struct timer *timer;
+	clock_fn clock;
+	void *clock_arg;
+	bool ext_plugged_hint;		/* racy hint read without the lock, see queue_needs_unplug() */
+};
+
+/* Set up @q over controller @c; timers go to @t. @clock may be NULL (CLOCK_MONOTONIC).
+ * Returns 0 or -errno. */
+int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, struct timer *t,
+	       clock_fn clock, void *clock_arg);
+
+/* Free @q. It must be idle (queue_drain()). */
+void queue_destroy(struct queue *q);
+
+/* Submit @bio. Merges it into a queued request or queues a new one, plugs an idle queue,
+ * unplugs on the threshold, size or flush rules, and dispatches what the controller takes.
+ * Never fails: errors come back through bio->end_io. May sleep while queue.nr_requests
+ * requests are queued (request-depletion throttling). Call without q->lock. */
+void queue_submit(struct queue *q, struct bio *bio);
+
+/* The submitter has nothing more to submit right now: unplug, as the block layer flushes a
+ * task's plug when it sleeps. Cheap when not plugged. Call without q->lock. */
+void queue_unplug_idle(struct queue *q);
+
+/* Whether the queue may be plugged; a racy hint, so callers can skip work when false. */
+bool queue_needs_unplug(struct queue *q);
+
+
+/* Complete @rq: called by the controller once its backing I/O has finished and its service
+ * time has passed. Frees the command slot, accounts, restarts the queue if it was stopped
+ * for slots, dispatches, then ends every bio of @rq. Call without q->lock. */
+void queue_complete(struct queue *q, struct request *rq);
+
+/* Wait until nothing is queued or in flight (unplugging first). Call without q->lock. */
+void queue_drain(struct queue *q);
+
+/* Apply new queue parameters live; queued requests keep their shape. Returns 0. */
+int queue_reconfigure(struct queue *q, const struct queue_params *p);
+
+/* Apply new controller parameters live (ctrl_reconfigure() under q->lock), then run the
+ * queue so that the new limits take effect at once. No I/O is failed or lost. */
+void queue_reconfigure_ctrl(struct queue *q, const struct ctrl_params *cp);
+
+/* Copy the state and the counters. @name and @disk_size are copied into the snapshot. */
+void queue_snapshot(struct queue *q, struct stats_snapshot *ss);
+
+/* Zero the counters (the state stays). */
+void queue_stats_reset(struct queue *q);
+
+/* Whether nothing is queued or in flight. */
+bool queue_is_idle(struct queue *q);
+
+#endif

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: MIT
+/* Histograms and the text forms of the counters: the `stats` and `stat` files. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/clock.h"
+#include "core/stats.h"
+
+const char *const unplug_reason_name[UNPLUG_NR] = { "idle", "threshold", "size", "timer", "flush" };
+const char *const stop_reason_name[STOP_NR] = { "none", "slots", "budget" };
+
+static unsigned int lat_index(uint64_t us)
+{
+	unsigned int msb, shift;
+
+	if (us < LAT_SUB)
+		return (unsigned int)us;
+	msb = 63 - (unsigned int)__builtin_clzll(us);
+	shift = msb - LAT_SUB_BITS;
+	return (msb - LAT_SUB_BITS + 1) * LAT_SUB + (unsigned int)((us >> shift) & (LAT_SUB - 1));
+}
+
+/* Lowest value and width of bucket @i. */
+static void lat_bounds(unsigned int i, uint64_t *lo, uint64_t *width)
+{
+	unsigned int group = i / LAT_SUB, sub = i % LAT_SUB;
+
+	if (group == 0) {
+		*lo = sub;
+		*width = 1;
+		return;
+	}
+	*width = 1ull << (group - 1);
+	*lo = ((uint64_t)(LAT_SUB + sub)) << (group - 1);
+}
+
+void lat_hist_add(struct lat_hist *h, uint64_t us)
+{
+	unsigned int i = lat_index(us);
+
+	if (i >= LAT_BUCKETS)
+		i = LAT_BUCKETS - 1;
+	h->bucket[i]++;
+	h->count++;
+	if (us > h->max_us)
+		h->max_us = us;
+}
+
+uint64_t lat_hist_quantile(const struct lat_hist *h, double q)
+{
+	uint64_t rank, seen = 0;
+
+	if (!h->count)
+		return 0;
+	rank = (uint64_t)(q * (double)h->count + 0.999999);
+	if (rank < 1)
+		rank = 1;
+	for (unsigned int i = 0; i < LAT_BUCKETS; i++) {
+		seen += h->bucket[i];
+		if (seen >= rank) {
+			uint64_t lo, width, v;
+
+			lat_bounds(i, &lo, &width);
+			v = lo + width / 2;
+			return v > h->max_us ? h->max_us : v;
+		}
+	}
+	return h->max_us;
+}
+
+unsigned int size_bucket(uint64_t bytes)
+{
+	unsigned int b;
+
+	if (bytes < (1u << SIZE_MIN_SHIFT))
+		return 0;
+	b = 63 - (unsigned int)__builtin_clzll(bytes) - SIZE_MIN_SHIFT;
+	return b >= SIZE_BUCKETS ? SIZE_BUCKETS - 1 : b;
+}
+
+struct out {
+	char *buf;
+	size_t len, pos;
+};
+
+static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->pos + 1 >= o->len)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->pos, o->len - o->pos, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	o->pos += (size_t)n;
+	if (o->pos >= o->len)
+		o->pos = o->len - 1;
+}
+
+static void kv(struct out *o, const char *name, uint64_t v)
+{
+	put(o, "%s %" PRIu64 "\n", name, v);
+}
+
+static void kv_op(struct out *o, const char *op, const char *name, uint64_t v)
+{
+	put(o, "%s_%s %" PRIu64 "\n", op, name, v);
+}
+
+static void size_label(unsigned int i, char *buf, size_t len)
+{
+	uint64_t b = 1ull << (i + SIZE_MIN_SHIFT);
+
+	if (b >= 1024 * 1024)
+		snprintf(buf, len, "%" PRIu64 "m", b >> 20);
+	else if (b >= 1024)
+		snprintf(buf, len, "%" PRIu64 "k", b >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64, b);
+}
+
+static const char *const dir_name[RATE_NR_DIRS] = { "", "read_", "write_" };
+
+size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
+{
+	const struct queue_stats *s = &ss->s;
+	const uint64_t bw[RATE_NR_DIRS] = { ss->cp.bandwidth, ss->cp.read_bandwidth,
+					    ss->cp.write_bandwidth };
+	const uint64_t io[RATE_NR_DIRS] = { ss->cp.iops, ss->cp.read_iops, ss->cp.write_iops };
+	struct out o = { buf, len, 0 };
+	uint64_t stops = 0, starts = 0;
+	char name[64];
+
+	buf[0] = '\0';
+	put(&o, "# plugdisk %s\n", ss->name);
+	kv(&o, "disk_size_bytes", ss->disk_size);
+
+	put(&o, "\n# state\n");
+	kv(&o, "plugged", (uint64_t)ss->plugged);
+	kv(&o, "stopped", (uint64_t)ss->stopped);
+	put(&o, "stop_reason %s\n", stop_reason_name[ss->stopped ? ss->stop_reason : STOP_NONE]);
+	kv(&o, "queued_requests", ss->queued_requests);
+	kv(&o, "queued_bytes", ss->queued_bytes);
+	kv(&o, "in_flight", ss->in_flight);
+	kv(&o, "queue_depth", ss->cp.queue_depth);
+	for (int d = 0; d < RATE_NR_DIRS; d++) {
+		put(&o, "bucket_%sbandwidth_bytes %" PRId64 "\n", dir_name[d], ss->bw_level[d]);
+		put(&o, "bucket_%siops %" PRId64 "\n", dir_name[d], ss->iops_level[d]);
+	}
+
+	put(&o, "\n# limits and settings\n");
+	for (int d = 0; d < RATE_NR_DIRS; d++) {
+		put(&o, "limit_%sbandwidth_bytes %" PRIu64 "\n", dir_name[d], bw[d]);
+		put(&o, "limit_%siops %" PRIu64 "\n", dir_name[d], io[d]);
+	}
+	kv(&o, "limit_burst_ms", ss->cp.burst_ms);
+	kv(&o, "limit_latency_us", ss->cp.latency_us);
+	kv(&o, "limit_read_latency_us", ss->cp.read_latency_us);
+	kv(&o, "limit_write_latency_us", ss->cp.write_latency_us);
+	kv(&o, "limit_flush_latency_us", ss->cp.flush_latency_us);
+	kv(&o, "queue_plug", ss->qp.plug);
+	kv(&o, "queue_unplug_threshold", ss->qp.unplug_threshold);
+	kv(&o, "queue_unplug_delay_us", ss->qp.unplug_delay_us);
+	kv(&o, "queue_nomerges", ss->qp.nomerges);
+	kv(&o, "queue_max_request_size_bytes", ss->qp.max_request_size);
+	kv(&o, "queue_nr_requests", ss->qp.nr_requests);
+
+	put(&o, "\n# plugging, stop and start\n");
+	kv(&o, "plugs", s->plugs);
+	for (int r = 0; r < UNPLUG_NR; r++) {
+		snprintf(name, sizeof(name), "unplug_%s", unplug_reason_name[r]);
+		kv(&o, name, s->unplugs[r]);
+	}
+	kv(&o, "plugged_us", s->plugged_ns / NSEC_PER_USEC);
+	kv(&o, "stopped_us", s->stopped_ns / NSEC_PER_USEC);
+	for (int r = STOP_SLOTS; r < STOP_NR; r++) {
+		stops += s->stops[r];
+		starts += s->starts[r];
+	}
+	kv(&o, "queue_stops", stops);
+	kv(&o, "queue_starts", starts);
+	for (int r = STOP_SLOTS; r < STOP_NR; r++) {
+		snprintf(name, sizeof(name), "queue_stops_%s", stop_reason_name[r]);
+		kv(&o, name, s->stops[r]);
+		snprintf(name, sizeof(name), "queue_starts_%s", stop_reason_name[r]);
+		kv(&o, name, s->starts[r]);
+	}
+	kv(&o, "depletion_waits", s->depletion_waits);
+	kv(&o, "io_ticks_us", s->busy_ns / NSEC_PER_USEC);
+	kv(&o, "time_in_queue_us", s->weighted_ns / NSEC_PER_USEC);
+
+	for (int op = 0; op < BIO_OP_NR; op++) {
+		const struct op_stats *st = &s->op[op];
+		const char *n = bio_op_name[op];
+		uint64_t merges = st->merges_back + st->merges_front + st->merges_gap;
+
+		put(&o, "\n# %s\n", n);
+		kv_op(&o, n, "bios", st->bios);
+		kv_op(&o, n, "ios", st->ios);
+		kv_op(&o, n, "merges", merges);
+		kv_op(&o, n, "merges_back", st->merges_back);
+		kv_op(&o, n, "merges_front", st->merges_front);
+		kv_op(&o, n, "merges_gap", st->merges_gap);
+		kv_op(&o, n, "bytes", st->bytes);
+		kv_op(&o, n, "errors", st->errors);
+		kv_op(&o, n, "ticks_us", st->ticks_ns / NSEC_PER_USEC);
+		kv_op(&o, n, "wait_us", st->wait_ns / NSEC_PER_USEC);
+		kv_op(&o, n, "avg_request_bytes", st->ios ? st->bytes / st->ios : 0);
+		kv_op(&o, n, "lat_p50_us", lat_hist_quantile(&st->lat, 0.50));
+		kv_op(&o, n, "lat_p90_us", lat_hist_quantile(&st->lat, 0.90));
+		kv_op(&o, n, "lat_p99_us", lat_hist_quantile(&st->lat, 0.99));
+		kv_op(&o, n, "lat_p999_us", lat_hist_quantile(&st->lat, 0.999));
+		kv_op(&o, n, "lat_max_us", st->lat.max_us);
+		if (op == BIO_OP_FLUSH)
+			continue;
+		for (unsigned int i = 0; i < SIZE_BUCKETS; i++) {
+			char label[16];
+
+			size_label(i, label, sizeof(label));
+			snprintf(name, sizeof(name), "size_%s", label);
+			kv_op(&o, n, name, st->size_hist[i]);
+		}
+	}
+	return o.pos;
+}
+
+size_t stats_format_stat(const struct stats_snapshot *ss, char *buf, size_t len)
+{
+	const struct op_stats *r = &ss->s.op[BIO_OP_READ], *w = &ss->s.op[BIO_OP_WRITE];
+	const struct op_stats *d = &ss->s.op[BIO_OP_DISCARD], *f = &ss->s.op[BIO_OP_FLUSH];
+#define MERGES(st) ((st)->merges_back + (st)->merges_front + (st)->merges_gap)
+#define MS(ns) ((uint64_t)((ns) / NSEC_PER_MSEC))
+	int n = snprintf(buf, len,
+			 "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " "
+			 "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " "
+			 "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " "
+			 "%8" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64 " "
+			 "%8" PRIu64 " %8" PRIu64 "\n",
+			 r->ios, MERGES(r), r->bytes / 512, MS(r->wait_ns),
+			 w->ios, MERGES(w), w->bytes / 512, MS(w->wait_ns),
+			 ss->queued_requests + ss->in_flight, MS(ss->s.busy_ns), MS(ss->s.weighted_ns),
+			 d->ios, MERGES(d), d->bytes / 512, MS(d->wait_ns),
+			 f->ios, MS(f->wait_ns));
+#undef MERGES
+#undef MS
+	return n < 0 ? 0 : ((size_t)n >= len ? len - 1 : (size_t)n);
+}

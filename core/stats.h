@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* Counters of the queue and the controller, and their text forms (the `stats` and `stat` files).
+ *
+ * Every counter lives in struct queue_stats, inside the queue, and is updated with q->lock
+ * held: the data path takes that lock anyway to submit, merge, dispatch and complete, so the
+ * counters add no lock and no atomic operation. Readers copy them out under the same lock. */
+#ifndef PLUGDISK_STATS_H
+#define PLUGDISK_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/bio.h"
+#include "core/params.h"
+#include "core/rate.h"
+
+/* Latency histogram: log-linear, 16 sub-buckets per power of two (<= 6.25% error), in us. */
+#define LAT_SUB_BITS 4
+#define LAT_SUB (1u << LAT_SUB_BITS)
+#define LAT_BUCKETS ((64 - LAT_SUB_BITS) * LAT_SUB)
+
+/* Request sizes: power-of-two buckets from 512 B ([512, 1K)) to >= 16 MiB. */
+#define SIZE_MIN_SHIFT 9
+#define SIZE_BUCKETS 16
+
+enum unplug_reason { UNPLUG_IDLE, UNPLUG_THRESHOLD, UNPLUG_SIZE, UNPLUG_TIMER, UNPLUG_FLUSH, UNPLUG_NR };
+enum stop_reason { STOP_NONE, STOP_SLOTS, STOP_BUDGET, STOP_NR };
+
+extern const char *const unplug_reason_name[UNPLUG_NR];
+extern const char *const stop_reason_name[STOP_NR];
+
+struct lat_hist {
+	uint64_t count;
+	uint64_t max_us;
+	uint64_t bucket[LAT_BUCKETS];
+};
+
+struct op_stats {
+	uint64_t bios;		/* bios submitted */
+	uint64_t ios;		/* requests the controller completed */
+	uint64_t merges_back, merges_front, merges_gap;
+	uint64_t bytes;		/* bytes completed */
+	uint64_t errors;	/* requests that failed */
+	uint64_t ticks_ns;	/* service time: dispatch to completion, summed */
+	uint64_t wait_ns;	/* request lifetime: creation to completion, summed */
+	uint64_t size_hist[SIZE_BUCKETS];	/* dispatched request sizes */
+	struct lat_hist lat;	/* per bio: submit to completion */
+};
+
+struct queue_stats {
+	struct op_stats op[BIO_OP_NR];
+	uint64_t plugs;
+	uint64_t unplugs[UNPLUG_NR];
+	uint64_t plugged_ns;		/* time spent plugged */
+	uint64_t stopped_ns;		/* time spent stopped */
+	uint64_t stops[STOP_NR];	/* by reason; [STOP_NONE] unused */
+	uint64_t starts[STOP_NR];	/* by the reason of the stop they ended */
+	uint64_t depletion_waits;	/* submitters that waited for a free request */
+	uint64_t busy_ns;		/* time with requests queued or in flight */
+	uint64_t weighted_ns;		/* integral of (queued + in flight) over time */
+};
+
+/* A consistent copy of everything the stats files show. */
+struct stats_snapshot {
+	char name[72];
+	uint64_t now_ns;
+	uint64_t disk_size;
+	int plugged, stopped;
+	enum stop_reason stop_reason;
+	uint64_t queued_requests, queued_bytes;
+	uint64_t in_flight;		/* commands the controller holds */
+	struct queue_params qp;
+	struct ctrl_params cp;
+	int64_t bw_level[RATE_NR_DIRS], iops_level[RATE_NR_DIRS];
+	struct queue_stats s;
+};
+
+void lat_hist_add(struct lat_hist *h, uint64_t us);
+/* The value at quantile @q (0..1) in us: a bucket's midpoint, never above the max. */
+uint64_t lat_hist_quantile(const struct lat_hist *h, double q);
+unsigned int size_bucket(uint64_t bytes);
+
+/* Render the `stats` file. Returns the length written (always < @len, NUL-terminated). */
+size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len);
+
+/* Render the 17-field /sys/block/<dev>/stat line. */
+size_t stats_format_stat(const struct stats_snapshot *ss, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's shared state: configuration, the core objects and the FUSE session. */
+#ifndef PLUGDISK_DAEMON_H
+#define PLUGDISK_DAEMON_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "conf/config.h"
+#include "core/backend.h"
+#include "core/ctrl.h"
+#include "core/queue.h"
+#include "core/timer.h"
+
+/* Inode numbers of the mount's fixed tree. */
+enum { INO_ROOT = 1, INO_DISK, INO_STATS, INO_STAT, INO_NR };
+
+/* Exit statuses, documented in plugdisk(8). */
+enum {
+	EXIT_OK = 0,
+	EXIT_RUNTIME = 1,	/* failure while running */
+	EXIT_USAGE = 2,		/* bad option or configuration */
+	EXIT_IMAGE = 3,		/* backing image cannot be used */
+	EXIT_MOUNT = 4,		/* mountpoint cannot be used */
+};
+
+struct fuse_session;
+
+struct pd {
+	struct pd_config cfg;		/* settings in force; main thread only after start */
+	const char *config_file;	/* -c, or NULL */
+	char **sets;			/* --set KEY=VALUE, re-applied on reload */
+	size_t nsets;
+	const char *mountpoint;
+
+	struct backend be;
+	struct timer timer;
+	struct ctrl ctrl;
+	struct queue q;
+
+	struct fuse_session *se;
+	unsigned int nr_threads;	/* FUSE receive threads */
+	pthread_t *threads;
+
+	/* Attributes of the files that users may change (chmod, chown, touch).
+	 * Lock order: independent of the queue's locks; never held across I/O. */
+	pthread_mutex_t attr_lock;
+	mode_t mode[INO_NR];		/* attr_lock */
+	uid_t uid[INO_NR];		/* attr_lock */
+	gid_t gid[INO_NR];		/* attr_lock */
+	struct timespec atime, mtime, ctime;	/* attr_lock: of disk */
+	struct timespec start_time;	/* read-only after start */
+
+	int stopping;			/* atomic: shutdown begun */
+};
+
+/* The FUSE operations (daemon/fuse_ops.c). */
+extern const struct fuse_lowlevel_ops pd_fuse_ops;
+
+/* Run the FUSE receive loop in @pd->nr_threads threads. 0 or -errno. */
+int pd_fuse_start(struct pd *pd);
+
+/* Interrupt and join the receive threads (after the session was told to exit). */
+void pd_fuse_join(struct pd *pd);
+
+/* `plugdisk top` (daemon/top.c). Returns an exit status. */
+int pd_top_main(int argc, char **argv);
+
+#endif

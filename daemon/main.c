@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: MIT
+/* plugdisk: command line, start-up, signals and clean shutdown.
+ *
+ * Start-up checks everything a user can get wrong before anything is mounted, and answers
+ * each with a message and a distinct exit status (see daemon.h). Without -f the process
+ * forks, and the parent returns only once the mount is live, with the child's status. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "daemon/daemon.h"
+
+#define PD_FUSE_THREADS 2
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
+		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"\n"
+		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
+		"\n"
+		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
+		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing)\n"
+		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
+		"  -f, --foreground       stay in the foreground and log to stderr\n"
+		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
+		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
+		"      --dump-config      print the settings in force and exit\n"
+		"  -h, --help             this text\n"
+		"  -V, --version          the version\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT drain, fdatasync, unmount and exit; SIGHUP reloads the\n"
+		"config file and applies queue and controller settings live.\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 bad option or config, 3 image problem,\n"
+		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
+}
+
+/* ---- status line for systemd ---- */
+
+static void fmt_rate(char *buf, size_t len, uint64_t v)
+{
+	static const char *const unit[] = { "", "K", "M", "G", "T" };
+	int u = 0;
+	double d = (double)v;
+
+	while (d >= 1024 && u < 4) {
+		d /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.4g%s", d, unit[u]);
+}
+
+static void notify_status(struct pd *pd, const char *prefix)
+{
+	struct stats_snapshot *ss;
+	char size[16], bw[16], buf[512];
+
+	if (!getenv("NOTIFY_SOCKET"))
+		return;
+	ss = malloc(sizeof(*ss));
+	if (!ss)
+		return;
+	queue_snapshot(&pd->q, ss);
+	fmt_rate(size, sizeof(size), pd->be.size);
+	fmt_rate(bw, sizeof(bw), ss->cp.bandwidth);
+	snprintf(buf, sizeof(buf),
+		 "%sSTATUS=%sB disk at %s; bw %s/s, iops %" PRIu64 ", latency %" PRIu64
+		 "us; in flight %" PRIu64 "/%u, queued %" PRIu64 ", %s",
+		 prefix, size, pd->mountpoint, ss->cp.bandwidth ? bw : "unlimited", ss->cp.iops,
+		 ss->cp.latency_us, ss->in_flight, ss->cp.queue_depth, ss->queued_requests,
+		 ss->stopped ? (ss->stop_reason == STOP_SLOTS ? "stopped (slots)" : "stopped (budget)")
+			     : ss->plugged ? "plugged" : "running");
+	sd_notify(0, buf);
+	free(ss);
+}
+
+/* ---- reload ---- */
+
+static bool str_differs(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static void pd_reload(struct pd *pd)
+{
+	struct pd_config nc;
+	char err[512];
+	int ret;
+
+	sd_notify(0, "RELOADING=1");
+	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &nc, err, sizeof(err));
+	if (ret) {
+		log_err("reload refused, old settings stay: %s", err);
+		notify_status(pd, "READY=1\n");
+		return;
+	}
+	if (str_differs(nc.disk_image, pd->cfg.disk_image) || nc.disk_size != pd->cfg.disk_size ||
+	    str_differs(nc.disk_name, pd->cfg.disk_name) ||
+	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
+	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
+	    nc.mount_allow_other != pd->cfg.mount_allow_other)
+		log_warn("reload: disk.* and mount.* changes take effect at the next start");
+	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
+		log_warn("reload: controller.workers changes take effect at the next start");
+	queue_reconfigure(&pd->q, &nc.queue);
+	queue_reconfigure_ctrl(&pd->q, &nc.ctrl);
+	pd->cfg.queue = nc.queue;
+	pd->cfg.ctrl = nc.ctrl;
+	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;
+	conf_free(&nc);
+	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
+	notify_status(pd, "READY=1\n");
+}
+
+/* ---- shutdown ---- */
+
+/* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */
+static void log_disk_holders(const char *disk)
+{
+	glob_t g;
+	char buf[PATH_MAX + 1];
+
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			FILE *f = fopen(g.gl_pathv[i], "re");
+
+			if (!f)
+				continue;
+			if (fgets(buf, sizeof(buf), f)) {
+				buf[strcspn(buf, "\n")] = '\0';
+				if (!strcmp(buf, disk)) {
+					char dev[64];
+
+					sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev);
+					log_warn("%s is still held by loop device /dev/%s "
+						 "(detach it with losetup -d first)",
+						 disk, dev);
+				}
+			}
+			fclose(f);
+		}
+		globfree(&g);
+	}
+	if (glob("/proc/[0-9]*/fd/*", GLOB_NOSORT, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			ssize_t n = readlink(g.gl_pathv[i], buf, sizeof(buf) - 1);
+			int pid;
+
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			if (strcmp(buf, disk) || sscanf(g.gl_pathv[i], "/proc/%d/", &pid) != 1 ||
+			    pid == getpid())
+				continue;
+			log_warn("%s is still open in process %d", disk, pid);
+		}
+		globfree(&g);
+	}
+}
+
+static int pd_shutdown(struct pd *pd)
+{
+	char disk[PATH_MAX + 8];
+	int ret, status = EXIT_OK;
+
+	__atomic_store_n(&pd->stopping, 1, __ATOMIC_RELAXED);
+	sd_notify(0, "STOPPING=1");
+	log_info("stopping: draining the queue");
+	queue_drain(&pd->q);
+	ret = backend_sync(&pd->be);
+	if (ret)
+		status = EXIT_RUNTIME; /* backend_sync logged it */
+
+	snprintf(disk, sizeof(disk), "%s/disk", pd->mountpoint);
+	if (geteuid() == 0 && umount2(pd->mountpoint, 0) < 0 && errno == EBUSY) {
+		log_disk_holders(disk);
+		log_warn("%s is busy: detaching it lazily; every acknowledged write is in the image",
+			 pd->mountpoint);
+	}
+	fuse_session_exit(pd->se);
+	fuse_session_unmount(pd->se);
+	pd_fuse_join(pd);
+	/* Whatever arrived while unmounting. */
+	queue_drain(&pd->q);
+	if (backend_sync(&pd->be))
+		status = EXIT_RUNTIME;
+	fuse_session_destroy(pd->se);
+	pd->se = NULL;
+	ctrl_destroy(&pd->ctrl);
+	timer_destroy(&pd->timer);
+	queue_destroy(&pd->q);
+	backend_close(&pd->be);
+	log_info("stopped");
+	return status;
+}
+
+/* ---- start-up checks ---- */
+
+static bool is_mounted(const char *path)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mp[PATH_MAX];
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... (octal escapes for spaces are rare) */
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strcmp(mp, path))
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static int check_mountpoint(const char *arg, char **out)
+{
+	struct stat st;
+	char *real;
+
+	if (stat(arg, &st) < 0) {
+		fprintf(stderr, "plugdisk: mountpoint %s: %s\n", arg, strerror(errno));
+		return EXIT_MOUNT;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "plugdisk: mountpoint %s: not a directory\n", arg);
+		return EXIT_MOUNT;
+	}
+	real = realpath(arg, NULL);
+	if (!real) {
+		fprintf(stderr, "plugdisk: realpath %s: %s\n", arg, strerror(errno));
+		return EXIT_MOUNT;
+	}
+	if (is_mounted(real)) {
+		fprintf(stderr, "plugdisk: mountpoint %s: something is already mounted there\n", real);
+		free(real);
+		return EXIT_MOUNT;
+	}
+	*out = real;
+	return 0;
+}
+
+/* A new image must fit on its filesystem (sparse, but it must be possible to fill it). */
+static int check_image_fits(const char *image, uint64_t size)
+{
+	struct statvfs sv;
+	struct stat st;
+	char *copy, *dir;
+	int ret = 0;
+
+	if (lstat(image, &st) == 0 || errno != ENOENT)
+		return 0;
+	copy = strdup(image);
+	if (!copy)
+		return EXIT_RUNTIME;
+	dir = dirname(copy);
+	if (statvfs(dir, &sv) < 0) {
+		fprintf(stderr, "plugdisk: image %s: directory %s: %s\n", image, dir, strerror(errno));
+		ret = EXIT_IMAGE;
+	} else if ((uint64_t)sv.f_blocks * sv.f_frsize < size) {
+		fprintf(stderr,
+			"plugdisk: image %s: disk.size %" PRIu64 " bytes is larger than its "
+			"filesystem (%" PRIu64 " bytes)\n",
+			image, size, (uint64_t)sv.f_blocks * sv.f_frsize);
+		ret = EXIT_IMAGE;
+	}
+	free(copy);
+	return ret;
+}
+
+/* ---- mount ---- */
+
+static int pd_mount(struct pd *pd)
+{
+	char opts[4096];
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	const char *argv0 = "plugdisk";
+	char path[PATH_MAX + 8];
+	struct stat st;
+
+	snprintf(opts, sizeof(opts), "fsname=plugdisk:%s,subtype=plugdisk,default_permissions%s%s%s",
+		 pd->cfg.disk_name, pd->cfg.mount_allow_other ? ",allow_other" : "",
+		 pd->cfg.mount_options && *pd->cfg.mount_options ? "," : "",
+		 pd->cfg.mount_options ? pd->cfg.mount_options : "");
+	if (fuse_opt_add_arg(&args, (char *)argv0) || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, opts)) {
+		log_err("fuse_opt_add_arg: out of memory");
+		return EXIT_RUNTIME;
+	}
+	pd->se = fuse_session_new(&args, &pd_fuse_ops, sizeof(pd_fuse_ops), pd);
+	fuse_opt_free_args(&args);
+	if (!pd->se) {
+		log_err("fuse_session_new failed: check mount.options (%s)", opts);
+		return EXIT_USAGE;
+	}
+	if (fuse_session_mount(pd->se, pd->mountpoint)) {
+		log_err("fuse_session_mount %s failed", pd->mountpoint);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		return EXIT_MOUNT;
+	}
+	pd->nr_threads = PD_FUSE_THREADS;
+	if (pd_fuse_start(pd)) {
+		fuse_session_exit(pd->se);
+		fuse_session_unmount(pd->se);
+		pd_fuse_join(pd);
+		return EXIT_RUNTIME;
+	}
+	/* Ready means the mount answers: look at the disk through it. */
+	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
+	if (stat(path, &st) < 0 || (uint64_t)st.st_size != pd->be.size) {
+		log_err("stat %s: the new mount does not answer: %m", path);
+		return EXIT_MOUNT;
+	}
+	return 0;
+}
+
+/* ---- main ---- */
+
+enum { OPT_SET = 256, OPT_DUMP };
+
+static int add_set(struct pd *pd, const char *key, const char *value)
+{
+	size_t n = strlen(key) + strlen(value) + 2;
+	char *s = malloc(n);
+	char **v = realloc(pd->sets, (pd->nsets + 1) * sizeof(*v));
+
+	if (!s || !v) {
+		free(s);
+		if (v)
+			pd->sets = v;
+		return -ENOMEM;
+	}
+	snprintf(s, n, "%s%s", key, value);
+	pd->sets = v;
+	pd->sets[pd->nsets++] = s;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "options", required_argument, NULL, 'o' },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct pd pdata;
+	struct pd *pd = &pdata;
+	bool foreground = false, dump = false;
+	char err[1024], *mp = NULL, *cli_opts = NULL;
+	int c, ret, ready_pipe[2] = { -1, -1 };
+	sigset_t sigs;
+
+	if (argc > 1 && !strcmp(argv[1], "top"))
+		return pd_top_main(argc - 1, argv + 1);
+
+	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			pd->config_file = optarg;
+			break;
+		case 'i':
+			ret = add_set(pd, "disk.image=", optarg);
+			break;
+		case 's':
+			ret = add_set(pd, "disk.size=", optarg);
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'o':
+			cli_opts = optarg;
+			break;
+		case OPT_SET:
+			ret = add_set(pd, "", optarg);
+			break;
+		case OPT_DUMP:
+			dump = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("plugdisk %s\n", PLUGDISK_VERSION);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'plugdisk --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (cli_opts && add_set(pd, "mount.options=", cli_opts))
+		return EXIT_RUNTIME;
+
+	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &pd->cfg, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "plugdisk: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (dump) {
+		conf_print(&pd->cfg, stdout);
+		return EXIT_OK;
+	}
+	if (optind < argc) {
+		if (optind + 1 < argc) {
+			fprintf(stderr, "plugdisk: unexpected argument '%s'\nTry 'plugdisk --help'.\n",
+				argv[optind + 1]);
+			return EXIT_USAGE;
+		}
+		mp = argv[optind];
+	} else if (pd->cfg.mount_point && *pd->cfg.mount_point) {
+		mp = pd->cfg.mount_point;
+	} else {
+		fprintf(stderr, "plugdisk: no MOUNTPOINT given (argument or mount.point)\n"
+				"Try 'plugdisk --help'.\n");
+		return EXIT_USAGE;
+	}
+	ret = check_mountpoint(mp, (char **)&pd->mountpoint);
+	if (ret)
+		return ret;
+	ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
+	if (ret)
+		return ret;
+	ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "plugdisk: %s\n", err);
+		return EXIT_IMAGE;
+	}
+
+	if (!foreground) {
+		pid_t pid;
+		char st = EXIT_RUNTIME;
+
+		if (pipe2(ready_pipe, O_CLOEXEC) < 0) {
+			perror("plugdisk: pipe");
+			return EXIT_RUNTIME;
+		}
+		pid = fork();
+		if (pid < 0) {
+			perror("plugdisk: fork");
+			return EXIT_RUNTIME;
+		}
+		if (pid > 0) {
+			close(ready_pipe[1]);
+			if (read(ready_pipe[0], &st, 1) != 1)
+				st = EXIT_RUNTIME;
+			return st;
+		}
+		close(ready_pipe[0]);
+		setsid();
+		log_init("plugdisk", true, LOG_LVL_INFO);
+		log_also_stderr(true);
+	} else {
+		log_init("plugdisk", false, LOG_LVL_INFO);
+	}
+
+	/* Signals are taken synchronously by the main thread; every other thread inherits
+	 * the blocked mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	pthread_mutex_init(&pd->attr_lock, NULL);
+	clock_gettime(CLOCK_REALTIME, &pd->start_time);
+	pd->atime = pd->mtime = pd->ctime = pd->start_time;
+	for (int i = 0; i < INO_NR; i++) {
+		pd->uid[i] = getuid();
+		pd->gid[i] = getgid();
+	}
+	pd->mode[INO_ROOT] = S_IFDIR | 0755;
+	pd->mode[INO_DISK] = S_IFREG | 0600;
+	pd->mode[INO_STATS] = S_IFREG | 0644;
+	pd->mode[INO_STAT] = S_IFREG | 0444;
+
+	ret = timer_init(&pd->timer, true);
+	if (!ret)
+		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, backend_exec, &pd->be,
+				(int64_t)clock_now_ns());
+	if (!ret)
+		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
+	if (ret) {
+		ret = EXIT_RUNTIME;
+		goto fail;
+	}
+	ret = pd_mount(pd);
+	if (ret)
+		goto fail;
+
+	log_info("%s: %" PRIu64 " bytes from %s mounted at %s", pd->cfg.disk_name, pd->be.size,
+		 pd->cfg.disk_image, pd->mountpoint);
+	notify_status(pd, "READY=1\n");
+	if (!foreground) {
+		char st = EXIT_OK;
+		int fd = open("/dev/null", O_RDWR);
+
+		if (write(ready_pipe[1], &st, 1) != 1) {
+			/* the parent is gone; carry on */
+		}
+		close(ready_pipe[1]);
+		log_also_stderr(false);
+		if (fd >= 0) {
+			dup2(fd, STDIN_FILENO);
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+			if (fd > STDERR_FILENO)
+				close(fd);
+		}
+		if (chdir("/") < 0) {
+			/* harmless: every path in use is absolute */
+		}
+	}
+
+	for (;;) {
+		struct timespec ts = { .tv_sec = 2 };
+		int sig = sigtimedwait(&sigs, NULL, &ts);
+
+		if (sig == SIGHUP) {
+			pd_reload(pd);
+		} else if (sig == SIGTERM || sig == SIGINT) {
+			break;
+		} else if (sig < 0) {
+			notify_status(pd, "");
+		}
+	}
+	ret = pd_shutdown(pd);
+	conf_free(&pd->cfg);
+	return ret;
+
+fail:
+	if (!foreground) {
+		char st = (char)ret;
+
+		if (write(ready_pipe[1], &st, 1) != 1) {
+			/* the parent is gone */
+		}
+	}
+	backend_close(&pd->be);
+	return ret;
+}

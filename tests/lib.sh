@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: MIT
+# Shared helpers for plugdisk's mount tests. Source it from a test script:
+#   . "$(dirname "$0")/../lib.sh"      (adjust the path to reach tests/lib.sh)
+# It gives each test a scratch directory, a log, the real daemon and a cleanup trap that
+# unmounts, detaches loop devices and kills the daemons it started, by PID, even on failure.
+# A test exits 0 for pass, 77 for skip (always with a reason), anything else for fail.
+
+set -u
+
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$TESTS_DIR/.." && pwd)
+: "${PLUGDISK:=$TOP/build/plugdisk}"
+TEST_NAME=$(basename "$0" .sh)
+
+# Scratch space: the image lives on a tmpfs-backed directory when possible (fast, no disk wear).
+T=$(mktemp -d "${TMPDIR:-/tmp}/plugdisk-$TEST_NAME.XXXXXX")
+MNT=$T/mnt
+mkdir -p "$MNT"
+
+_pd_pids=()
+_pd_loops=()
+_pd_mounts=()	# non-FUSE mounts (ext4 on loop), unmounted first
+_pd_cleanups=()
+
+log() { printf '%s: %s\n' "$TEST_NAME" "$*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+skip() { log "SKIP: $*"; exit 77; }
+
+# Run a command string at cleanup time (before the standard cleanup).
+at_cleanup() { _pd_cleanups+=("$1"); }
+
+_pd_cleanup() {
+	local rc=$? i m l p
+	for ((i = ${#_pd_cleanups[@]} - 1; i >= 0; i--)); do eval "${_pd_cleanups[i]}" || true; done
+	for ((i = ${#_pd_mounts[@]} - 1; i >= 0; i--)); do
+		m=${_pd_mounts[i]}
+		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
+	done
+	for l in "${_pd_loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+	for p in "${_pd_pids[@]}"; do
+		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	# A sanitizer build reports to the daemon's log; such a report fails a passing test.
+	if [ "$rc" = 0 ] && [ -f "$T/daemon.log" ] &&
+		grep -qE 'ERROR: [A-Za-z]+Sanitizer|WARNING: ThreadSanitizer|runtime error:' "$T/daemon.log"; then
+		grep -m5 -E 'Sanitizer|runtime error:' "$T/daemon.log" >&2
+		log "FAIL: sanitizer report in $T/daemon.log"
+		rc=1
+	fi
+	for m in $(awk -v t="$T" '$2 ~ "^"t {print $2}' /proc/mounts | sort -r); do
+		fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done
+	if [ "$rc" = 0 ] || [ "$rc" = 77 ]; then rm -rf "$T"; else log "kept $T for inspection"; fi
+	exit "$rc"
+}
+trap _pd_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Skip when the machine cannot run FUSE or loop devices.
+require_fuse() {
+	[ -c /dev/fuse ] || skip "/dev/fuse is missing"
+	command -v fusermount3 >/dev/null || skip "fusermount3 is missing"
+	[ -x "$PLUGDISK" ] || fail "daemon binary $PLUGDISK not built"
+}
+require_loop() {
+	[ -e /dev/loop-control ] || skip "loop devices are missing"
+	[ "$(id -u)" = 0 ] || skip "loop devices need root"
+}
+require_cmd() { local c; for c; do command -v "$c" >/dev/null || skip "$c is not installed"; done; }
+
+# pd_start [plugdisk args...]: start the daemon in the foreground (-f) in the background, on
+# $MNT unless the args end with another mountpoint, with image $T/disk.img and size 64M unless
+# given. Waits (deadline 10 s) until MNT/disk answers; fails early if the daemon died.
+# Sets PD_PID and PD_MNT. Daemon output goes to $T/daemon.log.
+pd_start() {
+	local mnt=$MNT args=("$@")
+	if [ $# -gt 0 ] && [ -d "${!#}" ]; then mnt=${!#}; unset 'args[$((${#args[@]} - 1))]'; fi
+	local have_i=0 have_s=0 a
+	for a in "${args[@]}"; do
+		case $a in -i | --image) have_i=1 ;; -s | --size) have_s=1 ;; -c) have_i=1 have_s=1 ;; esac
+	done
+	[ $have_i = 1 ] || args=(-i "$T/disk.img" "${args[@]}")
+	[ $have_s = 1 ] || args=(-s 64M "${args[@]}")
+	"$PLUGDISK" -f "${args[@]}" "$mnt" >>"$T/daemon.log" 2>&1 &
+	PD_PID=$!
+	PD_MNT=$mnt
+	_pd_pids+=("$PD_PID")
+	pd_wait_mounted "$mnt" "$PD_PID"
+}
+
+# pd_wait_mounted MNT PID: wait until MNT/disk is a mounted regular file.
+pd_wait_mounted() {
+	local mnt=$1 pid=$2 i
+	for i in $(seq 200); do
+		if mountpoint -q "$mnt" && [ -f "$mnt/disk" ]; then return 0; fi
+		kill -0 "$pid" 2>/dev/null || { cat "$T/daemon.log" >&2; fail "daemon exited before mounting"; }
+		sleep 0.05
+	done
+	cat "$T/daemon.log" >&2
+	fail "mount did not appear within 10 s"
+}
+
+# pd_stop [PID]: SIGTERM the daemon, wait for a clean exit (status 0) and the mount to go.
+pd_stop() {
+	local pid=${1:-$PD_PID} rc=0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ] || { cat "$T/daemon.log" >&2; fail "daemon exited with status $rc on SIGTERM"; }
+}
+
+# pd_kill9 [PID]: crash the daemon and clean the stale mount.
+pd_kill9() {
+	local pid=${1:-$PD_PID} mnt=${2:-$PD_MNT}
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
+}
+
+# stat_get NAME [MNT]: print one value from MNT/stats.
+stat_get() {
+	local v
+	v=$(awk -v k="$1" '$1 == k {print $2; f=1} END {exit !f}' "${2:-$PD_MNT}/stats") ||
+		fail "stats has no '$1'"
+	echo "$v"
+}
+
+# loop_attach FILE [losetup options...]: attach FILE to a free loop device, print its path.
+loop_attach() {
+	local f=$1 dev; shift
+	dev=$(losetup -f --show "$@" "$f") || fail "losetup $f failed"
+	_pd_loops+=("$dev")
+	echo "$dev"
+}
+loop_detach() { losetup -d "$1"; }
+
+# track_mount DIR: make cleanup unmount DIR (for ext4 mounted by the test).
+track_mount() { _pd_mounts+=("$1"); }
+
+# Assert helpers.
+assert_eq() { [ "$1" = "$2" ] || fail "${3:-values differ}: '$1' != '$2'"; }
+assert_gt() { [ "$1" -gt "$2" ] || fail "${3:-not greater}: $1 <= $2"; }
+
+# ---- More helpers (stats snapshots, idle wait, exit-status checks, C helpers). ----
+
+# stats_save FILE [MNT]: copy one snapshot of MNT/stats (one open = one consistent copy).
+stats_save() { cat "${2:-$PD_MNT}/stats" >"$1" || fail "cannot read ${2:-$PD_MNT}/stats"; }
+
+# snap_get FILE NAME: one value from a saved snapshot.
+snap_get() {
+	awk -v k="$2" '$1 == k {print $2; f=1} END {exit !f}' "$1" || fail "stats has no '$2'"
+}
+
+# pd_wait_idle [MNT]: wait (deadline 10 s) until nothing is queued or in flight.
+pd_wait_idle() {
+	local mnt=${1:-$PD_MNT} i s=$T/.idle-stats
+	for i in $(seq 200); do
+		stats_save "$s" "$mnt"
+		if [ "$(snap_get "$s" queued_requests)" = 0 ] && [ "$(snap_get "$s" in_flight)" = 0 ]; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	cat "$s" >&2
+	fail "queue not idle after 10 s"
+}
+
+# assert_identities [MNT]: once idle, every op satisfies bios = ios + merges and
+# merges = merges_back + merges_front + merges_gap (when the split is shown).
+assert_identities() {
+	local mnt=${1:-$PD_MNT} s=$T/.id-stats op b i m mb mf mg
+	pd_wait_idle "$mnt"
+	stats_save "$s" "$mnt"
+	for op in read write flush discard; do
+		b=$(snap_get "$s" ${op}_bios) i=$(snap_get "$s" ${op}_ios) m=$(snap_get "$s" ${op}_merges)
+		[ "$b" -eq $((i + m)) ] ||
+			fail "$op: bios $b != ios $i + merges $m"
+		if grep -q "^${op}_merges_back " "$s"; then
+			mb=$(snap_get "$s" ${op}_merges_back) mf=$(snap_get "$s" ${op}_merges_front)
+			mg=$(snap_get "$s" ${op}_merges_gap)
+			[ "$m" -eq $((mb + mf + mg)) ] ||
+				fail "$op: merges $m != back $mb + front $mf + gap $mg"
+		fi
+	done
+}
+
+# expect_exit STATUS CMD...: run CMD (stdin closed, output to $T/out), check its exit status
+# is STATUS and, for STATUS != 0, that it printed a message. The output stays in $T/out.
+expect_exit() {
+	local want=$1 rc=0; shift
+	"$@" </dev/null >"$T/out" 2>&1 || rc=$?
+	if [ "$rc" != "$want" ]; then
+		sed 's/^/    | /' "$T/out" >&2
+		fail "exit status $rc, expected $want: $*"
+	fi
+	if [ "$want" != 0 ] && ! [ -s "$T/out" ]; then fail "no message from: $*"; fi
+	return 0
+}
+
+# build_helper NAME: compile tests/mount/helpers/NAME.c into $T/NAME (once per test).
+build_helper() {
+	local src=$TESTS_DIR/mount/helpers/$1.c out=$T/$1
+	[ -x "$out" ] && return 0
+	require_cmd "${CC:-cc}"
+	"${CC:-cc}" -O1 -g -Wall -Wextra -o "$out" "$src" >&2 || fail "cannot build $src"
+}
+
+# sha_of FILE [OFFSET LEN]: sha256 of a file or of a byte range of it.
+sha_of() {
+	if [ $# -ge 3 ]; then
+		dd if="$1" iflag=skip_bytes,count_bytes skip="$2" count="$3" bs=1M status=none |
+			sha256sum | cut -d' ' -f1
+	else
+		sha256sum <"$1" | cut -d' ' -f1
+	fi
+}
+
+# loop_nomerges DEV VALUE: set /sys/block/loopN/queue/nomerges, so that the loop device
+# passes bios on unmerged and plugdisk's own merging is what the counters show.
+loop_nomerges() { echo "$2" >"/sys/block/$(basename "$1")/queue/nomerges"; }

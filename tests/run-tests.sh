@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Run test programs and scripts one by one; exit 0 = pass, 77 = skip, other = fail.
+# Logs go to $LOGDIR/NAME.log; each test gets at most $TEST_TIMEOUT seconds (default 600).
+# The last line is the summary: "N passed, N failed, N skipped".
+set -u
+LOGDIR=${LOGDIR:-build/test-logs}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+mkdir -p "$LOGDIR"
+pass=0 failn=0 skipn=0 failed=()
+for t in "$@"; do
+	name=$(basename "$t"); name=${name%.sh}
+	log=$LOGDIR/$name.log
+	start=$(date +%s.%N)
+	# A hung test is stopped (SIGTERM, then SIGKILL 20 s later) after TEST_TIMEOUT seconds;
+	# its cleanup trap still runs on SIGTERM. timeout runs the test in its own process
+	# group, so a Ctrl-C here is passed on to it explicitly.
+	if [[ $t == *.sh ]]; then timeout -k 20 "$TEST_TIMEOUT" bash "$t" >"$log" 2>&1 &
+	else timeout -k 20 "$TEST_TIMEOUT" "$t" >"$log" 2>&1 & fi
+	tpid=$!
+	trap 'kill -TERM $tpid 2>/dev/null; wait $tpid; echo interrupted; exit 130' INT TERM
+	wait $tpid
+	rc=$?
+	trap - INT TERM
+	[ "$rc" != 124 ] || echo "timed out after $TEST_TIMEOUT s" >>"$log"
+	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e - s}')
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS  %-40s %6ss\n' "$name" "$secs" ;;
+	77) skipn=$((skipn + 1)); printf 'SKIP  %-40s %s\n' "$name" "$(grep -m1 SKIP "$log")" ;;
+	*) failn=$((failn + 1)); failed+=("$name"); printf 'FAIL  %-40s (exit %d, log %s)\n' "$name" "$rc" "$log"
+	   tail -n 20 "$log" | sed 's/^/      | /' ;;
+	esac
+done
+[ ${#failed[@]} -eq 0 ] || echo "failed: ${failed[*]}"
+echo "$pass passed, $failn failed, $skipn skipped"
+[ "$failn" -eq 0 ]
