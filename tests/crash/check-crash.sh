@@ -4,4 +4,4 @@
 # through ext4 on a loop device, then a self-test proving the verifier catches a torn sector.
 # The long run is `make crash CYCLES=N` (tests/crash/crash.sh).
 exec bash "$(dirname "$0")/crash.sh" CYCLES="${CRASH_CHECK_CYCLES:-4}" SIZE=32M FS_SIZE=64M \
-	KILL_MIN_MS=150 KILL_MAX_MS=1200 SELFTEST=1
+	KILL_MIN_MS=300 KILL_MAX_MS=1500 SELFTEST=1

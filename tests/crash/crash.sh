@@ -46,6 +46,13 @@ sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
 # cleanup lists so that a recycled PID or loop number is never touched.
 forget_daemon() { _pd_pids=(); }
 forget_loop() { _pd_loops=(); }
+# attach_loop FILE [losetup options]: like lib.sh's loop_attach, but sets DEV in this shell, so
+# that the cleanup list really holds the device (a $(...) subshell would lose it).
+attach_loop() {
+	local f=$1; shift
+	DEV=$(losetup -f --show "$@" "$f") || fail "cycle $cycle: losetup $f failed"
+	_pd_loops+=("$DEV")
+}
 
 # random_limits: fill LIMITS with a random set of --set options (some cycles get none).
 random_limits() {
@@ -60,8 +67,16 @@ random_limits() {
 	[ $((RANDOM % 3)) = 0 ] && LIMITS+=(--set "controller.workers=$(pick 1 2 8)")
 	[ $((RANDOM % 2)) = 0 ] && LIMITS+=(--set "queue.nomerges=$(pick 0 1 2)")
 	[ $((RANDOM % 3)) = 0 ] && LIMITS+=(--set "queue.max_request_size=$(pick 4K 64K 128K 1M)")
-	[ $((RANDOM % 3)) = 0 ] && LIMITS+=(--set "queue.unplug_threshold=$(pick 1 4 32)")
-	[ $((RANDOM % 3)) = 0 ] && LIMITS+=(--set "queue.nr_requests=$(pick 4 16 128)")
+	[ $((RANDOM % 4)) = 0 ] && LIMITS+=(--set "queue.plug=$(pick false true)")
+	# unplug_threshold may not exceed nr_requests (default threshold 32): set them together.
+	if [ $((RANDOM % 3)) = 0 ]; then
+		local nr th
+		nr=$(pick 4 16 128) th=$(pick 1 4 32)
+		[ "$th" -le "$nr" ] || th=$nr
+		LIMITS+=(--set "queue.nr_requests=$nr" --set "queue.unplug_threshold=$th")
+	elif [ $((RANDOM % 3)) = 0 ]; then
+		LIMITS+=(--set "queue.unplug_threshold=$(pick 1 4 32)")
+	fi
 	return 0
 }
 
@@ -128,7 +143,8 @@ ext4_cycle() {
 	local log=$T/cycle$cycle.log wpid dev dio fsck
 	dio=$(pick on off)
 	pd_start -i "$FSIMG" -s "$FS_SIZE" "${LIMITS[@]}"
-	dev=$(loop_attach "$MNT/disk" --direct-io="$dio")
+	attach_loop "$MNT/disk" --direct-io="$dio"
+	dev=$DEV
 	mkfs.ext4 -q -F $(pick "" "-E nodiscard") "$dev" >/dev/null || fail "cycle $cycle: mkfs.ext4 failed"
 	mount -t ext4 "$dev" "$FS" || fail "cycle $cycle: mount failed"
 	"$CT" write --dir "$FS" --log "$log" --seed $((SEED * 100000 + cycle)) --quiet \
@@ -145,7 +161,8 @@ ext4_cycle() {
 	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
 
 	pd_start -i "$FSIMG" -s "$FS_SIZE"
-	dev=$(loop_attach "$MNT/disk")
+	attach_loop "$MNT/disk"
+	dev=$DEV
 	# Mounting replays the journal; the unmount leaves a clean filesystem for e2fsck.
 	mount -t ext4 "$dev" "$FS" || fail "cycle $cycle: mount after the crash failed (seed $SEED)"
 	umount "$FS"
