@@ -989,6 +989,7 @@ int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_confi
 			goto out;
 	}
 	ret = validate(&ctx);
+	c.disk_size_given = key_is_set(&ctx, key_find("disk.size", strlen("disk.size")));
 out:
 	/* origins point into cfg: messages are written, so it may go now */
 	config_destroy(&cfg);

@@ -13,6 +13,7 @@
 struct pd_config {
 	char *disk_image;	/* disk.image: path of the backing image */
 	uint64_t disk_size;	/* disk.size: bytes, multiple of 512 */
+	bool disk_size_given;	/* disk.size came from the file or --set, not the default */
 	char *disk_name;	/* disk.name: shown in stats and logs */
 	char *mount_point;	/* mount.point: "" = none (CLI gives it) */
 	char *mount_options;	/* mount.options: extra FUSE -o options */

@@ -132,13 +132,30 @@ static void *ctrl_worker(void *arg)
 	return NULL;
 }
 
+/* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
+static __thread ctrl_inline_fn tls_inline_fn;
+static __thread void *tls_inline_arg;
+
+void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg)
+{
+	tls_inline_fn = fn;
+	tls_inline_arg = arg;
+}
+
 void ctrl_issue(struct ctrl *c, struct request *list)
 {
-	struct request *tail;
+	struct request *tail, *mine = NULL;
 	unsigned int n = 0;
 
 	if (!list)
 		return;
+	if (!c->inline_exec && tls_inline_fn && tls_inline_fn(tls_inline_arg)) {
+		mine = list;
+		list = list->work_next;
+		mine->work_next = NULL;
+	}
+	if (!list)
+		goto run_mine;
 	if (c->inline_exec) {
 		while (list) {
 			struct request *rq = list;
@@ -164,6 +181,9 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		pthread_cond_signal(&c->pool_cond);
 	else
 		pthread_cond_broadcast(&c->pool_cond);
+run_mine:
+	if (mine)
+		ctrl_exec(c, mine);
 }
 
 int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,

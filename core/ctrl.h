@@ -62,8 +62,17 @@ void ctrl_destroy(struct ctrl *c);
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t *ready_at);
 
-/* Hand admitted requests (linked by work_next) to the backend. Call without q->lock. */
+/* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
+ * If the calling thread's inline hook (ctrl_set_thread_inline) says it may, the thread runs
+ * the first request's I/O itself and queues the rest for the workers: a submitter with
+ * nothing else to do saves the hand-off to a worker, as blk-mq issues directly. */
 void ctrl_issue(struct ctrl *c, struct request *list);
+
+/* A hook that tells whether the calling thread may run backing I/O now. */
+typedef bool (*ctrl_inline_fn)(void *arg);
+
+/* Set the calling thread's inline hook (NULL: always hand work to the workers). */
+void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg);
 
 /* Free @rq's slot. q->lock held. */
 void ctrl_release(struct ctrl *c, struct request *rq);

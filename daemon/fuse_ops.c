@@ -678,6 +678,13 @@ static bool fuse_has_pending(int fd)
 	return poll(&pfd, 1, 0) > 0;
 }
 
+/* A receive thread runs the I/O it dispatches itself only when no other FUSE request is
+ * waiting: otherwise it hands the I/O to a worker and goes back for the next request. */
+static bool pd_may_run_inline(void *arg)
+{
+	return !fuse_has_pending(*(int *)arg);
+}
+
 static void *pd_fuse_thread(void *arg)
 {
 	struct pd *pd = arg;
@@ -685,6 +692,7 @@ static void *pd_fuse_thread(void *arg)
 	struct fuse_buf fbuf = { .mem = NULL };
 	int fd = fuse_session_fd(se);
 
+	ctrl_set_thread_inline(pd_may_run_inline, &fd);
 	while (!fuse_session_exited(se)) {
 		int res;
 

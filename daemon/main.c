@@ -112,7 +112,8 @@ static void pd_reload(struct pd *pd)
 		notify_status(pd, "READY=1\n");
 		return;
 	}
-	if (str_differs(nc.disk_image, pd->cfg.disk_image) || nc.disk_size != pd->cfg.disk_size ||
+	if (str_differs(nc.disk_image, pd->cfg.disk_image) ||
+	    (nc.disk_size_given && nc.disk_size != pd->be.size) ||
 	    str_differs(nc.disk_name, pd->cfg.disk_name) ||
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
@@ -445,6 +446,14 @@ int main(int argc, char **argv)
 	ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
 	if (ret)
 		return ret;
+	/* A block device, or an existing image, has its own size unless one is asked for. */
+	{
+		struct stat ist;
+
+		if (!pd->cfg.disk_size_given && stat(pd->cfg.disk_image, &ist) == 0 &&
+		    (S_ISBLK(ist.st_mode) || S_ISREG(ist.st_mode)))
+			pd->cfg.disk_size = 0;
+	}
 	ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk: %s\n", err);
