@@ -135,6 +135,9 @@ static void *ctrl_worker(void *arg)
 /* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
 static __thread ctrl_inline_fn tls_inline_fn;
 static __thread void *tls_inline_arg;
+/* Set while this thread runs I/O inline: the completion of that I/O dispatches more, and
+ * running that inline too would recurse once per queued request. */
+static __thread bool tls_in_inline;
 
 void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg)
 {
@@ -149,7 +152,7 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 
 	if (!list)
 		return;
-	if (!c->inline_exec && tls_inline_fn && tls_inline_fn(tls_inline_arg)) {
+	if (!c->inline_exec && !tls_in_inline && tls_inline_fn && tls_inline_fn(tls_inline_arg)) {
 		mine = list;
 		list = list->work_next;
 		mine->work_next = NULL;
@@ -157,12 +160,28 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	if (!list)
 		goto run_mine;
 	if (c->inline_exec) {
-		while (list) {
-			struct request *rq = list;
+		/* Unit-test mode: run everything in this thread. Completions dispatch more; those
+		 * are appended to the list of the outermost call instead of recursing. */
+		static __thread struct request *defer;
 
-			list = rq->work_next;
+		if (tls_in_inline) {
+			struct request **pp = &defer;
+
+			while (*pp)
+				pp = &(*pp)->work_next;
+			*pp = list;
+			return;
+		}
+		tls_in_inline = true;
+		defer = list;
+		while (defer) {
+			struct request *rq = defer;
+
+			defer = rq->work_next;
+			rq->work_next = NULL;
 			ctrl_exec(c, rq);
 		}
+		tls_in_inline = false;
 		return;
 	}
 	for (tail = list;; tail = tail->work_next) {
@@ -182,8 +201,11 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	else
 		pthread_cond_broadcast(&c->pool_cond);
 run_mine:
-	if (mine)
+	if (mine) {
+		tls_in_inline = true;
 		ctrl_exec(c, mine);
+		tls_in_inline = false;
+	}
 }
 
 int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
