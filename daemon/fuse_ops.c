@@ -76,8 +76,6 @@ static void pd_init(void *userdata, struct fuse_conn_info *conn)
 	conn->congestion_threshold = PD_MAX_BACKGROUND * 3 / 4;
 	conn->want |= FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
-	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
-		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	conn->time_gran = 1;
 }
 

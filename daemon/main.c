@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 	if (ret)
 		goto fail;
 
-	log_info("%s: %" PRIu64 " bytes from %s mounted at %s", pd->cfg.disk_name, pd->be.size,
+	log_info("disk %s: %" PRIu64 " bytes from %s mounted at %s", pd->cfg.disk_name, pd->be.size,
 		 pd->cfg.disk_image, pd->mountpoint);
 	notify_status(pd, "READY=1\n");
 	if (!foreground) {
