@@ -1,0 +1,581 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# make bench: plugdisk side by side with the raw image, a minimal FUSE disk and nbdfuse+nbdkit,
+# then plugdisk's own figures (rate accuracy, merge gain, plug cost, CPU and memory).
+# Usage: bench.sh [--quick]. Needs root. Tables go to stdout and to $RESULTS (Markdown).
+#
+# Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
+# BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
+# merge plug cpu stats core"), BENCH_REPS and BENCH_RUNTIME override the repetitions and the
+# seconds per timed run.
+
+set -u
+export LC_ALL=C
+
+QUICK=0
+for a in "$@"; do
+	case $a in
+	--quick) QUICK=1 ;;
+	-h | --help) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "bench.sh: unknown argument '$a'" >&2; exit 2 ;;
+	esac
+done
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+: "${PLUGDISK:=$TOP/build/plugdisk}"
+: "${REF_FUSE:=$TOP/build/tests/bench/ref_fuse}"
+: "${CORE_BENCH:=$TOP/build/tests/bench/core_bench}"
+: "${RESULTS:=$TOP/build/bench-results.md}"
+: "${BENCH_TARGETS:=raw ref nbd pd}"
+: "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats core}"
+
+if [ $QUICK = 1 ]; then REPS=1 RT=3 RAMP=1; else REPS=3 RT=10 RAMP=1; fi
+REPS=${BENCH_REPS:-$REPS}
+RT=${BENCH_RUNTIME:-$RT}
+SIZE=512M
+SIZE_MB=512
+
+die() { echo "bench: $*" >&2; exit 1; }
+say() { printf '[%s] %s\n' "$(date +%T)" "$*"; }
+
+[ "$(id -u)" = 0 ] || die "needs root (loop devices, mounts, drop_caches)"
+for c in fio jq losetup mkfs.ext4 fusermount3 nbdkit nbdfuse dd awk timeout; do
+	command -v "$c" >/dev/null || die "$c is not installed (run 'make deps')"
+done
+[ -c /dev/fuse ] || die "/dev/fuse is missing"
+[ -e /dev/loop-control ] || die "loop devices are missing"
+
+# ---- Scratch space and cleanup -------------------------------------------------------------
+# Everything lives under $W: a private tmpfs ($W/shm) holds the image, so that the backing
+# store is never the limit. Cleanup unmounts in reverse order, detaches loop devices and ends
+# the daemons this script started, by PID.
+W=$(mktemp -d /tmp/plugdisk-bench.XXXXXX) || die "mktemp failed"
+SHM=$W/shm MNT=$W/mnt EXT4=$W/ext4 IMG=$W/shm/disk.img
+mkdir -p "$SHM" "$MNT" "$EXT4"
+LOOPS=() PIDS=() FUSE_MNTS=() FS_MNTS=()
+
+cleanup() {
+	local rc=$? i p
+	set +e
+	for ((i = ${#FS_MNTS[@]} - 1; i >= 0; i--)); do
+		mountpoint -q "${FS_MNTS[i]}" && { umount "${FS_MNTS[i]}" || umount -l "${FS_MNTS[i]}"; }
+	done
+	for p in "${LOOPS[@]}"; do losetup -d "$p" 2>/dev/null; done
+	for ((i = ${#FUSE_MNTS[@]} - 1; i >= 0; i--)); do
+		mountpoint -q "${FUSE_MNTS[i]}" && { fusermount3 -u "${FUSE_MNTS[i]}" ||
+			fusermount3 -u -z "${FUSE_MNTS[i]}"; }
+	done
+	for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do
+		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$p" 2>/dev/null
+	done
+	mountpoint -q "$SHM" && umount "$SHM"
+	if [ "$rc" = 0 ]; then rm -rf "$W"; else echo "bench: logs kept in $W" >&2; fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mount -t tmpfs -o size=1200M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
+
+# ---- Small helpers ---------------------------------------------------------------------------
+
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# Drop finished PIDs from the cleanup list.
+forget_pid() {
+	local p keep=()
+	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	PIDS=("${keep[@]}")
+}
+
+# dd_mbps DD-ARGS...: run dd, print decimal MB/s computed from its byte count and seconds.
+dd_mbps() {
+	local out
+	out=$(timeout -k 5 300 dd "$@" 2>&1) || { echo "$out" | tail -2 >&2; echo NA; return 1; }
+	echo "$out" | awk '/ copied, / { for (i = 1; i <= NF; i++) if ($i == "s,") s = $(i - 1);
+		printf "%.1f\n", $1 / s / 1e6 }'
+}
+
+# run_fio JSON FIO-ARGS...: run one fio job with JSON output in the file JSON.
+run_fio() {
+	local json=$1; shift
+	timeout -k 10 $((RT * 3 + 120)) fio --output-format=json --output="$json" "$@" \
+		>>"$W/fio.log" 2>&1 || { echo "bench: fio failed: $*" >&2; tail -5 "$W/fio.log" >&2; return 1; }
+}
+# jqn JSON EXPR: one number from a fio JSON file.
+jqn() { jq -r "$2" "$1" 2>/dev/null || echo NA; }
+
+# A fio job against a block device or the disk file: O_DIRECT, libaio, time based.
+FIO_DIRECT=(--name=bench --ioengine=libaio --direct=1 --time_based --runtime="$RT"
+	--ramp_time="$RAMP" --fallocate=none --norandommap --randrepeat=0 --group_reporting)
+
+# loop_attach LOSETUP-ARGS...: attach a loop device, set LOOPDEV (no subshell: the cleanup
+# list must be updated in this shell).
+loop_attach() {
+	LOOPDEV=$(losetup -f --show "$@") || return 1
+	LOOPS+=("$LOOPDEV")
+}
+loop_detach() {
+	local p keep=()
+	losetup -d "$1"
+	for p in "${LOOPS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	LOOPS=("${keep[@]}")
+}
+loop_dio() { cat "/sys/block/$(basename "$1")/loop/dio" 2>/dev/null || echo '?'; }
+
+# wait_file PATH PID: wait (10 s) until PATH exists on a live mount; fail if PID died.
+wait_file() {
+	local i
+	for i in $(seq 200); do
+		[ -e "$1" ] && mountpoint -q "$MNT" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+fresh_image() { rm -f "$IMG"; fallocate -l "$SIZE" "$IMG"; }
+
+# ---- Targets ---------------------------------------------------------------------------------
+# start_target NAME [plugdisk args]: sets DISK (the file to benchmark) and DPID (the daemon
+# whose CPU and memory are measured; empty for raw). stop_target undoes it.
+TARGET=
+
+start_target() {
+	TARGET=$1; shift
+	DPID= NBDKIT_PID=
+	case $TARGET in
+	raw)
+		DISK=$IMG
+		;;
+	ref)
+		"$REF_FUSE" "$IMG" "$MNT" -f >>"$W/ref.log" 2>&1 &
+		DPID=$!
+		;;
+	nbd | nbdrate)
+		local sock=$W/nbd.sock filter=()
+		rm -f "$sock"
+		[ "$TARGET" = nbdrate ] && filter=(--filter=rate)
+		nbdkit -f -U "$sock" "${filter[@]}" file "$IMG" "$@" >>"$W/nbdkit.log" 2>&1 &
+		NBDKIT_PID=$!
+		PIDS+=("$NBDKIT_PID")
+		local i
+		for i in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
+		[ -S "$sock" ] || { echo "bench: nbdkit did not start" >&2; return 1; }
+		nbdfuse "$MNT/disk" --unix "$sock" >>"$W/nbdfuse.log" 2>&1 &
+		DPID=$!
+		;;
+	pd)
+		[ -x "$PLUGDISK" ] || { echo "bench: $PLUGDISK is not built" >&2; return 1; }
+		"$PLUGDISK" -f -i "$IMG" -s "$SIZE" "$@" "$MNT" >>"$W/plugdisk.log" 2>&1 &
+		DPID=$!
+		;;
+	*) die "unknown target $TARGET" ;;
+	esac
+	if [ "$TARGET" != raw ]; then
+		PIDS+=("$DPID")
+		FUSE_MNTS+=("$MNT")
+		DISK=$MNT/disk
+		wait_file "$DISK" "$DPID" || { echo "bench: $TARGET did not mount" >&2; stop_target; return 1; }
+	fi
+	return 0
+}
+
+stop_target() {
+	case $TARGET in
+	raw) ;;
+	pd)
+		kill -TERM "$DPID" 2>/dev/null
+		wait "$DPID" || echo "bench: plugdisk exited with status $? (see $W/plugdisk.log)" >&2
+		;;
+	*)
+		mountpoint -q "$MNT" && fusermount3 -u "$MNT"
+		wait "$DPID" 2>/dev/null
+		if [ -n "$NBDKIT_PID" ]; then
+			kill -TERM "$NBDKIT_PID" 2>/dev/null; wait "$NBDKIT_PID" 2>/dev/null
+			forget_pid "$NBDKIT_PID"
+		fi
+		;;
+	esac
+	if [ -n "$DPID" ]; then forget_pid "$DPID"; fi
+	mountpoint -q "$MNT" && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT"; }
+	FUSE_MNTS=()
+	TARGET=
+}
+
+# proc_cpu_ticks PID: utime + stime in clock ticks.
+proc_cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+proc_hwm_kib() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
+
+# ---- Results store and tables ----------------------------------------------------------------
+DATA=$W/results.tsv
+: >"$DATA"
+put() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$DATA"; }
+
+# median TARGET WORKLOAD: the median of the recorded values (NA when none).
+median() {
+	awk -F'\t' -v t="$1" -v w="$2" '$1 == t && $2 == w && $3 != "NA" { print $3 }' "$DATA" |
+		sort -g | awk '{ v[NR] = $1 } END {
+			if (NR == 0) print "NA"
+			else if (NR % 2) print v[(NR + 1) / 2]
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# fmt VALUE UNIT: human figure. IOPS and ops/s get a k suffix.
+fmt() {
+	awk -v v="$1" -v u="$2" 'BEGIN {
+		if (v == "NA") { print "n/a"; exit }
+		if (u == "iops" || u == "ops") {
+			if (v >= 10000) printf "%.0fk\n", v / 1000
+			else if (v >= 1000) printf "%.1fk\n", v / 1000
+			else printf "%.0f\n", v
+		} else if (v >= 100) printf "%.0f\n", v; else printf "%.1f\n", v }'
+}
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "NA" || b == "NA" || b == 0) print "n/a"; else printf "%.2f×\n", a / b }'
+}
+
+# md LINE...: print to stdout and append to the results file.
+md() { printf '%s\n' "$@" | tee -a "$RESULTS"; }
+
+# ---- Section: the comparison -----------------------------------------------------------------
+
+WL=(ddw ddr rw4k rr4k sw4k ext4)
+WL_UNIT=(mbs mbs iops iops mbs ops)
+WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k IOPS"
+	"seq write 4k MB/s" "ext4 small files ops/s")
+TARGET_NAME_raw="raw tmpfs file"
+TARGET_NAME_ref="minimal FUSE reference"
+TARGET_NAME_nbd="nbdfuse + nbdkit file"
+TARGET_NAME_pd="plugdisk (defaults)"
+
+compare_target() {
+	local t=$1 rep=$2 v w dev rw rr sw j=$W/fio.json
+	fresh_image
+	if ! start_target "$t"; then
+		for v in "${WL[@]}"; do put "$t" "$v" NA; done
+		return
+	fi
+	drop_caches
+	w=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$SIZE_MB conv=fdatasync,notrunc)
+	put "$t" ddw "$w"
+	drop_caches
+	v=$(dd_mbps if="$DISK" of=/dev/null bs=1M count=$SIZE_MB)
+	put "$t" ddr "$v"
+	say "  $t rep $rep: dd write $w MB/s, read $v MB/s"
+
+	if loop_attach --direct-io=on "$DISK"; then
+		dev=$LOOPDEV
+		echo 2 >"/sys/block/$(basename "$dev")/queue/nomerges" 2>/dev/null || true
+		[ "$(loop_dio "$dev")" = 1 ] || say "  warning: $dev over $t has no direct I/O"
+		rw=NA rr=NA sw=NA
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randwrite --bs=4k --iodepth=32 &&
+			rw=$(jqn "$j" '.jobs[0].write.iops')
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randread --bs=4k --iodepth=32 &&
+			rr=$(jqn "$j" '.jobs[0].read.iops')
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=write --bs=4k --iodepth=32 &&
+			sw=$(jqn "$j" '.jobs[0].write.bw_bytes / 1e6')
+		put "$t" rw4k "$rw"; put "$t" rr4k "$rr"; put "$t" sw4k "$sw"
+		say "  $t rep $rep: loop dio=$(loop_dio "$dev"): randwrite $rw IOPS, randread $rr IOPS," \
+			"seq write 4k $sw MB/s"
+		loop_detach "$dev"
+	else
+		put "$t" rw4k NA; put "$t" rr4k NA; put "$t" sw4k NA
+	fi
+
+	# ext4 on a loop device over the disk: many small files, random 4 KiB reads and writes,
+	# fsync every 8 writes. The figure is reads + writes per second.
+	v=NA
+	if loop_attach --direct-io=on "$DISK"; then
+		dev=$LOOPDEV
+		if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev" &&
+			mount "$dev" "$EXT4"; then
+			FS_MNTS+=("$EXT4")
+			run_fio "$j" --name=smallfiles --directory="$EXT4" --numjobs=4 --nrfiles=256 \
+				--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 \
+				--ioengine=psync --file_service_type=random --openfiles=32 --time_based \
+				--runtime="$RT" --ramp_time="$RAMP" --group_reporting &&
+				v=$(jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops')
+			umount "$EXT4"
+			FS_MNTS=()
+		fi
+		loop_detach "$dev"
+	fi
+	put "$t" ext4 "$v"
+	say "  $t rep $rep: ext4 small files $v ops/s"
+	stop_target
+}
+
+section_compare() {
+	local rep t i row v ref nbd
+	say "comparison: $REPS repetition(s), ${RT} s per fio run, image $SIZE on tmpfs"
+	for rep in $(seq "$REPS"); do
+		for t in $BENCH_TARGETS; do compare_target "$t" "$rep"; done
+	done
+	md "" "### Throughput, median of $REPS run(s)" ""
+	row="| |"; for i in "${!WL[@]}"; do row+=" ${WL_HEAD[i]} |"; done; md "$row"
+	row="|---|"; for i in "${!WL[@]}"; do row+="---|"; done; md "$row"
+	for t in $BENCH_TARGETS; do
+		local n=TARGET_NAME_$t
+		row="| ${!n} |"
+		for i in "${!WL[@]}"; do row+=" $(fmt "$(median "$t" "${WL[i]}")" "${WL_UNIT[i]}") |"; done
+		md "$row"
+	done
+	for t in $BENCH_TARGETS; do
+		[ "$t" = ref ] || [ "$t" = nbd ] && continue
+		local n=TARGET_NAME_$t
+		for ref in ref nbd; do
+			case " $BENCH_TARGETS " in *" $ref "*) ;; *) continue ;; esac
+			local rn=TARGET_NAME_$ref
+			row="| ${!n%% (*} ÷ ${!rn%% +*} |"
+			for i in "${!WL[@]}"; do
+				row+=" $(ratio "$(median "$t" "${WL[i]}")" "$(median "$ref" "${WL[i]}")") |"
+			done
+			md "$row"
+		done
+	done
+	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
+		"write ends with fdatasync. fio: through \`losetup --direct-io=on\` (loop nomerges=2)," \
+		"libaio, iodepth 32, ${RT} s. ext4: mkfs.ext4 on the same kind of loop device, fio with" \
+		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes."
+}
+
+# ---- Section: rate accuracy (plugdisk only) --------------------------------------------------
+
+# mib BYTES_PER_S: "12.345 MiB/s".
+mib() { awk -v b="$1" 'BEGIN { if (b == "NA") print "n/a"; else printf "%.3f MiB/s\n", b / 1048576 }'; }
+# err_pct MEASURED EXPECTED
+err_pct() { awk -v m="$1" -v e="$2" 'BEGIN { if (m == "NA") print "n/a"; else printf "%+.1f%%\n", (m - e) / e * 100 }'; }
+
+section_accuracy() {
+	local j=$W/fio.json rate bs v bytes
+	say "rate accuracy: ${RT} s per measurement after ${RAMP} s of ramp"
+	md "" "### Rate accuracy (plugdisk; fio on the disk file, O_DIRECT, libaio, ${RT} s)" ""
+	md "| limit | configured | measured | error |" "|---|---|---|---|"
+	fresh_image
+	for rate in 1M 20M 200M; do
+		case $rate in 1M) bytes=1048576 bs=4k ;; 20M) bytes=20971520 bs=64k ;;
+			200M) bytes=209715200 bs=256k ;; esac
+		v=NA
+		if start_target pd --set controller.bandwidth=$rate; then
+			run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=$bs \
+				--iodepth=4 && v=$(jqn "$j" '.jobs[0].read.bw_bytes')
+			stop_target
+		fi
+		md "| controller.bandwidth | $rate = $(mib "$bytes") | $(mib "$v") | $(err_pct "$v" "$bytes") |"
+	done
+	for rate in 100 1000 10000; do
+		v=NA
+		if start_target pd --set controller.iops=$rate; then
+			run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=4k \
+				--iodepth=32 && v=$(jqn "$j" '.jobs[0].read.iops')
+			stop_target
+		fi
+		md "| controller.iops | $rate | $(fmt "$v" iops) IOPS ($v) | $(err_pct "$v" $rate) |"
+	done
+	v=NA
+	if start_target pd --set controller.latency_us=1000; then
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=4k --iodepth=1 &&
+			v=$(jqn "$j" '.jobs[0].read.clat_ns.percentile["50.000000"] / 1000')
+		stop_target
+	fi
+	md "| controller.latency_us, QD 1, p50 | 1000 µs | $v µs | $(err_pct "$v" 1000) |"
+	v=NA
+	if start_target pd --set controller.queue_depth=8 --set controller.latency_us=2000; then
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=4k --iodepth=32 &&
+			v=$(jqn "$j" '.jobs[0].read.iops')
+		stop_target
+	fi
+	md "| Little's law: queue_depth=8, latency_us=2000, fio QD 32 | 4000 IOPS | $(fmt "$v" iops) IOPS ($v) | $(err_pct "$v" 4000) |"
+	md "" "Targets: bandwidth and IOPS within ±2%, latency p50 within +10%, Little's law ±3%." \
+		"Bandwidth runs use random reads (4k, 64k, 256k blocks at iodepth 4) so that the" \
+		"figure is the limiter's, not merging's."
+}
+
+# ---- Section: nbdkit's rate filter through nbdfuse, against plugdisk, with dd ----------------
+
+section_nbdrate() {
+	local mb=100 v1=NA v2=NA bytes=10485760
+	[ $QUICK = 1 ] && mb=30
+	say "rate filter comparison: dd of $mb MiB at 10 MiB/s"
+	fresh_image
+	# nbdkit's rate is in bits per second: 80M bits/s = 10 MiB/s.
+	if start_target nbdrate rate=80M; then
+		drop_caches
+		v1=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$mb conv=fdatasync,notrunc)
+		stop_target
+	fi
+	if start_target pd --set controller.bandwidth=10M; then
+		drop_caches
+		v2=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$mb conv=fdatasync,notrunc)
+		stop_target
+	fi
+	v1=$(awk -v v="$v1" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
+	v2=$(awk -v v="$v2" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
+	md "" "### The same limit with dd: nbdkit rate filter against plugdisk" ""
+	md "| | configured | dd ${mb} MiB write, 1 MiB blocks | error |" "|---|---|---|---|"
+	md "| nbdkit --filter=rate rate=80M (bits/s) via nbdfuse | 10.00 MiB/s | $(mib "$v1") | $(err_pct "$v1" $bytes) |"
+	md "| plugdisk controller.bandwidth=10M | 10.00 MiB/s | $(mib "$v2") | $(err_pct "$v2" $bytes) |"
+	md "" "A dd this short includes the initial burst: nbdkit's bucket holds 2 s of rate," \
+		"plugdisk's controller.burst_ms of it."
+}
+
+# ---- Section: merge gain at controller.iops=1000 ---------------------------------------------
+
+# merge_run [plugdisk args]: sets RUN_V to the IOPS of the merge workload (no subshell, so
+# that the daemon and the loop device stay in this shell's cleanup lists).
+merge_run() {
+	local j=$W/fio.json
+	RUN_V=NA
+	if start_target pd --set controller.iops=1000 "$@"; then
+		if loop_attach --direct-io=on "$DISK"; then
+			# The loop device itself must not merge, so that what merges is plugdisk.
+			echo 2 >"/sys/block/$(basename "$LOOPDEV")/queue/nomerges"
+			run_fio "$j" "${FIO_DIRECT[@]}" --filename="$LOOPDEV" --rw=write --bs=4k \
+				--iodepth=32 && RUN_V=$(jqn "$j" '.jobs[0].write.iops')
+			loop_detach "$LOOPDEV"
+		fi
+		stop_target
+	fi
+}
+
+section_merge() {
+	local a b
+	say "merge gain: sequential 4k direct writes, iodepth 32, controller.iops=1000"
+	fresh_image
+	merge_run; a=$RUN_V
+	merge_run --set queue.nomerges=2; b=$RUN_V
+	md "" "### Merge gain at controller.iops=1000" ""
+	md "| queue.nomerges | seq write 4k IOPS | MB/s |" "|---|---|---|"
+	md "| 0 (merging) | $(fmt "$a" iops) | $(awk -v v="$a" 'BEGIN{ if (v == "NA") print "n/a"; else printf "%.1f", v * 4096 / 1e6 }') |"
+	md "| 2 (no merging) | $(fmt "$b" iops) | $(awk -v v="$b" 'BEGIN{ if (v == "NA") print "n/a"; else printf "%.1f", v * 4096 / 1e6 }') |"
+	md "| **gain** | **$(ratio "$a" "$b")** | |"
+	md "" "fio, libaio, iodepth 32, ${RT} s, through \`losetup --direct-io=on\` with the loop" \
+		"device's own nomerges=2. Target: ≥ 16×."
+}
+
+# ---- Section: plug cost ----------------------------------------------------------------------
+
+section_plug() {
+	local rep count=50000 plug v
+	[ $QUICK = 1 ] && count=10000
+	say "plug cost: dd oflag=direct bs=4k count=$count, queue.plug on/off"
+	fresh_image
+	for rep in $(seq "$REPS"); do
+		for plug in true false; do
+			v=NA
+			if start_target pd --set queue.plug=$plug; then
+				v=$(dd_mbps if=/dev/zero of="$DISK" bs=4k count=$count oflag=direct conv=notrunc)
+				stop_target
+			fi
+			put plug "$plug" "$v"
+		done
+	done
+	local on off
+	on=$(median plug true) off=$(median plug false)
+	md "" "### Plug cost: a lone synchronous stream (dd oflag=direct bs=4k, $count blocks)" ""
+	md "| queue.plug | MB/s (median of $REPS) |" "|---|---|"
+	md "| true | $(fmt "$on" mbs) |" "| false | $(fmt "$off" mbs) |" "| **on ÷ off** | **$(ratio "$on" "$off")** |"
+	md "" "Target: ≥ 0.95×."
+}
+
+# ---- Section: daemon CPU per GiB and peak RSS ------------------------------------------------
+
+# cpu_run TARGET FIO-ARGS...: sets RUN_CPU (daemon CPU s per GiB moved) and RUN_HWM (KiB).
+cpu_run() {
+	local t=$1 j=$W/fio.json c0 c1 bytes hz; shift
+	hz=$(getconf CLK_TCK)
+	RUN_CPU=NA RUN_HWM=NA
+	start_target "$t" || return
+	c0=$(proc_cpu_ticks "$DPID")
+	if run_fio "$j" --name=cpu --ioengine=libaio --direct=1 --time_based --runtime="$RT" \
+		--fallocate=none --norandommap --randrepeat=0 --iodepth=128 --filename="$DISK" "$@"; then
+		c1=$(proc_cpu_ticks "$DPID")
+		bytes=$(jqn "$j" '.jobs[0].read.io_bytes + .jobs[0].write.io_bytes')
+		RUN_CPU=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v n="$bytes" \
+			'BEGIN { printf "%.2f", (b - a) / hz / (n / 1073741824) }')
+		RUN_HWM=$(proc_hwm_kib "$DPID")
+	fi
+	stop_target
+}
+
+section_cpu() {
+	local t wl
+	say "daemon CPU per GiB and peak RSS at iodepth 128"
+	fresh_image
+	md "" "### Daemon CPU seconds per GiB moved and peak RSS (fio on the disk file, O_DIRECT, iodepth 128, ${RT} s)" ""
+	md "| daemon | workload | CPU s/GiB | peak RSS (VmHWM) |" "|---|---|---|---|"
+	for t in pd ref; do
+		for wl in "randrw 4k:--rw=randrw --bs=4k" "seq write 1M:--rw=write --bs=1M" \
+			"seq read 1M:--rw=read --bs=1M"; do
+			# shellcheck disable=SC2086
+			cpu_run "$t" ${wl#*:}
+			local n=TARGET_NAME_$t
+			md "| ${!n} | ${wl%%:*} | $RUN_CPU | $(awk -v k="$RUN_HWM" 'BEGIN { if (k == "NA") print "n/a"; else printf "%.1f MiB", k / 1024 }') |"
+		done
+	done
+	md "" "Target: plugdisk's peak RSS ≤ 64 MiB at iodepth 128, whatever the disk size."
+}
+
+# ---- Section: cost of reading stats under load -----------------------------------------------
+
+section_stats() {
+	local j=$W/fio.json a=NA b=NA rp
+	say "stats read cost: fio randread 4k QD 32 with and without a reader of stats every 10 ms"
+	fresh_image
+	if start_target pd; then
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=4k --iodepth=32 &&
+			a=$(jqn "$j" '.jobs[0].read.iops')
+		(while :; do cat "$MNT/stats" >/dev/null 2>&1; sleep 0.01; done) &
+		rp=$!
+		PIDS+=("$rp")
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$DISK" --rw=randread --bs=4k --iodepth=32 &&
+			b=$(jqn "$j" '.jobs[0].read.iops')
+		kill "$rp"; wait "$rp" 2>/dev/null; forget_pid "$rp"
+		stop_target
+	fi
+	md "" "### Cost of reading stats under load (plugdisk, fio randread 4k, QD 32, disk file)" ""
+	md "| | IOPS |" "|---|---|" "| no reader | $(fmt "$a" iops) |" \
+		"| stats read every 10 ms | $(fmt "$b" iops) |" "| **ratio** | **$(ratio "$b" "$a")** |"
+}
+
+# ---- Section: core microbenchmark ------------------------------------------------------------
+
+section_core() {
+	say "core microbenchmark"
+	if [ ! -x "$CORE_BENCH" ]; then say "  $CORE_BENCH is not built; skipped"; return; fi
+	md "" "### Core microbenchmark (no FUSE, fake controller)" ""
+	"$CORE_BENCH" $([ $QUICK = 1 ] && echo --quick) | tee -a "$RESULTS"
+}
+
+# ---- Main ------------------------------------------------------------------------------------
+
+mkdir -p "$(dirname "$RESULTS")"
+{
+	echo "## plugdisk benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')$([ $QUICK = 1 ] && echo ' (quick)')"
+	echo
+	echo "Machine: $(nproc) CPUs ($(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)),"
+	echo "$(awk '/^MemTotal/ { printf "%.0f GiB RAM", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)," \
+		"$(. /etc/os-release && echo "$PRETTY_NAME"); image $SIZE on tmpfs; fio $(fio --version | sed 's/^fio-//'),"
+	echo "nbdkit $(nbdkit --version | awk '{print $2}'), libnbd $(nbdfuse --version | awk '/^libnbd/ {print $2}')," \
+		"libfuse $(pkg-config --modversion fuse3 2>/dev/null || echo '?')."
+} >"$RESULTS"
+cat "$RESULTS"
+
+START=$(date +%s)
+for s in $BENCH_SECTIONS; do
+	case $s in
+	compare) section_compare ;;
+	accuracy | nbdrate | merge | plug | cpu | stats)
+		case " $BENCH_TARGETS " in *" pd "*) ;; *) say "skipping $s: plugdisk not among the targets"; continue ;; esac
+		[ -x "$PLUGDISK" ] || { say "skipping $s: $PLUGDISK is not built"; continue; }
+		"section_$s"
+		;;
+	core) section_core ;;
+	*) die "unknown section $s" ;;
+	esac
+done
+say "done in $(($(date +%s) - START)) s; tables in $RESULTS"
