@@ -743,10 +743,23 @@ int pd_fuse_start(struct pd *pd)
 
 void pd_fuse_join(struct pd *pd)
 {
-	for (unsigned int i = 0; i < pd->nr_threads; i++)
-		pthread_kill(pd->threads[i], SIGUSR1);
-	for (unsigned int i = 0; i < pd->nr_threads; i++)
-		pthread_join(pd->threads[i], NULL);
+	/* A thread can miss one signal between its exit check and its read(): keep poking
+	 * each thread until it is gone. */
+	for (unsigned int i = 0; i < pd->nr_threads; i++) {
+		for (;;) {
+			struct timespec ts;
+
+			pthread_kill(pd->threads[i], SIGUSR1);
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 20 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(pd->threads[i], NULL, &ts) == 0)
+				break;
+		}
+	}
 	free(pd->threads);
 	pd->threads = NULL;
 	pd->nr_threads = 0;

@@ -197,17 +197,17 @@ static int pd_shutdown(struct pd *pd)
 			 pd->mountpoint);
 	}
 	fuse_session_exit(pd->se);
-	fuse_session_unmount(pd->se);
 	pd_fuse_join(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
+	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
 	ctrl_destroy(&pd->ctrl);
-	timer_destroy(&pd->timer);
 	queue_destroy(&pd->q);
+	timer_destroy(&pd->timer);
 	backend_close(&pd->be);
 	log_info("stopped");
 	return status;
@@ -321,8 +321,8 @@ static int pd_mount(struct pd *pd)
 	pd->nr_threads = PD_FUSE_THREADS;
 	if (pd_fuse_start(pd)) {
 		fuse_session_exit(pd->se);
-		fuse_session_unmount(pd->se);
 		pd_fuse_join(pd);
+		fuse_session_unmount(pd->se);
 		return EXIT_RUNTIME;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
