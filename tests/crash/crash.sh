@@ -2,17 +2,19 @@
 # SPDX-License-Identifier: MIT
 # Crash-consistency cycles: start plugdisk with random limits, write self-describing blocks through
 # the disk file or through ext4 on a loop device, kill -9 the daemon at a random moment, clean
-# the stale mount, restart, verify. Usage: crash.sh [CYCLES=N] [SIZE=64M] [SEED=N] [MODES=disk,ext4]
-#   [KILL_MIN_MS=200] [KILL_MAX_MS=3000] [SELFTEST=1] [KEEP_LIMITS_ON_VERIFY=0]
+# the stale mount, restart, verify. "term" cycles stop the daemon with SIGTERM under load instead.
+# Usage: crash.sh [CYCLES=N] [SIZE=64M] [FS_SIZE=128M] [SEED=N] [MODES=disk,ext4,disk,term]
+#   [KILL_MIN_MS=200] [KILL_MAX_MS=3000] [ACK=all|direct|fsync] [SELFTEST=1]
 
 . "$(dirname "$0")/../lib.sh"
 
-CYCLES=20 SIZE=64M FS_SIZE=128M SEED= MODES=disk,ext4 KILL_MIN_MS=200 KILL_MAX_MS=3000 SELFTEST=0
+CYCLES=20 SIZE=64M FS_SIZE=128M SEED= MODES=disk,ext4,disk,term KILL_MIN_MS=200 KILL_MAX_MS=3000
+SELFTEST=0 ACK=all
 for a; do
 	case $a in
-	CYCLES=* | SIZE=* | FS_SIZE=* | SEED=* | MODES=* | KILL_MIN_MS=* | KILL_MAX_MS=* | SELFTEST=*)
+	CYCLES=* | SIZE=* | FS_SIZE=* | SEED=* | MODES=* | KILL_MIN_MS=* | KILL_MAX_MS=* | SELFTEST=* | ACK=*)
 		printf -v "${a%%=*}" '%s' "${a#*=}" ;;
-	*) fail "unknown argument '$a' (CYCLES= SIZE= FS_SIZE= SEED= MODES= KILL_MIN_MS= KILL_MAX_MS= SELFTEST=)" ;;
+	*) fail "unknown argument '$a' (CYCLES= SIZE= FS_SIZE= SEED= MODES= KILL_MIN_MS= KILL_MAX_MS= ACK= SELFTEST=)" ;;
 	esac
 done
 [[ $CYCLES =~ ^[0-9]+$ ]] && [ "$CYCLES" -gt 0 ] || fail "CYCLES must be a positive number"
@@ -88,6 +90,21 @@ crash_daemon() {
 	forget_daemon
 }
 
+# term_daemon: SIGTERM under load; the daemon must drain and exit 0 within 60 s.
+term_daemon() {
+	local i rc=0
+	kill -0 "$PD_PID" 2>/dev/null || { tail -n 30 "$T/daemon.log" >&2; fail "cycle $cycle: daemon died before SIGTERM"; }
+	kill -TERM "$PD_PID"
+	for i in $(seq 600); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$PD_PID" 2>/dev/null; then
+		tail -n 30 "$T/daemon.log" >&2
+		fail "cycle $cycle: daemon still running 60 s after SIGTERM under load (seed $SEED)"
+	fi
+	wait "$PD_PID" || rc=$?
+	forget_daemon
+	[ $rc = 0 ] || { tail -n 30 "$T/daemon.log" >&2; fail "cycle $cycle: daemon exited with status $rc on SIGTERM under load"; }
+}
+
 # wait_writer PID: the writer must stop within 60 s of the crash, with status 0 (finished) or
 # 3 (I/O error after the crash). Anything else is a harness failure; a hang is reported.
 wait_writer() {
@@ -109,6 +126,10 @@ run_verify() {
 	echo "$out" >>"$T/verify.log"
 	if [ $rc != 0 ]; then
 		echo "$out" >&2; cat "$T/verify.err" >&2
+		[ $rc -gt 128 ] && log "the verifier was killed by signal $((rc - 128))"
+		log "verifier exit status $rc; daemon alive: $(kill -0 "$PD_PID" 2>/dev/null && echo yes || echo no)"
+		# A second pass tells a transient read problem from what is really in the image.
+		"$CT" verify "$@" --max-report 5 >&2 2>&1 && log "a second verification passed"
 		tail -n 30 "$T/daemon.log" >&2
 		fail "cycle $cycle ($mode, limits: ${LIMITS[*]:-none}): verification failed (seed $SEED)"
 	fi
@@ -118,8 +139,8 @@ run_verify() {
 }
 
 disk_cycle() {
-	local log=$T/cycle$cycle.log wpid threads
-	threads=$(rand 1 4)
+	local log=$T/cycle$cycle.log wpid threads stop=${1:-kill}
+	threads=$(rand 1 6)
 	pd_start -i "$IMG" -s "$SIZE" "${LIMITS[@]}"
 	"$CT" write --target "$MNT/disk" --log "$log" --run "$RUN" --gen-base $((cycle * 1000000000)) \
 		--seed $((SEED * 100000 + cycle)) --threads "$threads" --quiet \
@@ -127,13 +148,15 @@ disk_cycle() {
 		2>"$T/writer.log" &
 	wpid=$!
 	sleep_ms "$(rand "$KILL_MIN_MS" "$KILL_MAX_MS")"
-	crash_daemon
+	if [ "$stop" = term ]; then term_daemon; else crash_daemon; fi
 	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
 	wait_writer "$wpid"
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 
 	pd_start -i "$IMG" -s "$SIZE"
-	run_verify --target "$MNT/disk" --log "$log" --state "$STATE" --state-out "$STATE" --ack direct
+	# plugdisk acknowledges a write only once it reached the image and has no writeback cache,
+	# so by default every completed write must survive the daemon's death (ACK=all).
+	run_verify --target "$MNT/disk" --log "$log" --state "$STATE" --state-out "$STATE" --ack "$ACK"
 	pd_stop
 	forget_daemon
 	rm -f "$log"
@@ -206,7 +229,7 @@ selftest() {
 }
 
 IFS=, read -ra mode_list <<<"$MODES"
-BYTES=0 ndisk=0 next4=0
+BYTES=0 ndisk=0 next4=0 nterm=0
 start=$(date +%s)
 log "seed $SEED, $CYCLES cycles, modes $MODES, disk $SIZE, ext4 image $FS_SIZE, crashtool $CT"
 for ((cycle = 1; cycle <= CYCLES; cycle++)); do
@@ -214,16 +237,17 @@ for ((cycle = 1; cycle <= CYCLES; cycle++)); do
 	random_limits
 	t0=$(date +%s.%N)
 	case $mode in
-	disk) disk_cycle; ndisk=$((ndisk + 1)) ;;
+	disk) disk_cycle kill; ndisk=$((ndisk + 1)) ;;
+	term) disk_cycle term; nterm=$((nterm + 1)) ;;
 	ext4) ext4_cycle; next4=$((next4 + 1)) ;;
 	*) fail "unknown mode '$mode'" ;;
 	esac
 	secs=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e - s}')
-	log "cycle $cycle/$CYCLES $mode ${secs}s limits: ${LIMITS[*]:-none}"
+	log "cycle $cycle/$CYCLES $mode $(date +%T) ${secs}s limits: ${LIMITS[*]:-none}"
 	log "    ${WRITER_LINE#crashtool write: }"
 	log "    ${VERIFY_LINE#crashtool verify: }"
 done
 [ "$SELFTEST" = 1 ] && selftest
-log "$CYCLES cycles ($ndisk disk, $next4 ext4) in $(($(date +%s) - start)) s, 0 failures," \
+log "$CYCLES cycles ($ndisk disk, $next4 ext4, $nterm SIGTERM) in $(($(date +%s) - start)) s, 0 failures," \
 	"$BYTES bytes verified ($((BYTES >> 20)) MiB), seed $SEED"
-echo "crash: cycles=$CYCLES disk=$ndisk ext4=$next4 bytes_verified=$BYTES failures=0 seed=$SEED"
+echo "crash: cycles=$CYCLES disk=$ndisk ext4=$next4 term=$nterm bytes_verified=$BYTES failures=0 seed=$SEED"
