@@ -56,8 +56,10 @@ struct request {
 	/* Links in the queue's FIFO while queued; q->lock. */
 	struct request *prev, *next;
 	uint64_t start_ns;		/* when the request was created (stat's "in queue" time) */
-	uint64_t dispatch_ns;		/* when the controller started it */
+	uint64_t last_submit_ns;	/* latest submit time of its bios */
+	uint64_t dispatch_ns;		/* when the emulated device started it (see ctrl.c) */
 	uint64_t deadline_ns;		/* earliest completion: dispatch + service latency */
+	uint64_t free_ns;		/* when the emulated device freed its slot */
 	int error;			/* 0 or -errno, set by the backend */
 	struct request *work_next;	/* backend work list; ctrl pool lock */
 	struct timer_entry tmr;		/* completion at deadline_ns when latency is emulated */

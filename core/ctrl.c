@@ -20,6 +20,15 @@
  * That makes the device's peak rate queue_depth / latency commands per second, as on a real
  * device (Little's law).
  *
+ * Device time. A timer fires a little after its deadline, and a slot freed by it is reused
+ * only then. Left alone, that lateness would add to every command's service time and the
+ * device would fall short of queue_depth / latency. So a slot freed at its deadline D
+ * remembers D, and the command that next takes a free slot starts, in device time, at
+ * max(D, the last submit of its bios, when the queue last became runnable: unplugged, or
+ * out of rate debt), never later than now. Its deadline counts from there. Each bio still
+ * completes no earlier than its submit + latency, plugging and rate waits still count, and
+ * timer lateness is absorbed instead of accumulated.
+ *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
  * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
  * after q->lock and never held across I/O. */
@@ -55,8 +64,9 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 }
 
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
-				  uint64_t *ready_at)
+				  uint64_t not_before, uint64_t *ready_at)
 {
+	uint64_t lat, start;
 	int64_t at;
 
 	if (c->in_flight >= c->p.queue_depth)
@@ -67,16 +77,38 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
 	c->in_flight++;
-	rq->dispatch_ns = now;
-	rq->deadline_ns = now + ctrl_latency_ns(&c->p, rq->op);
+	lat = ctrl_latency_ns(&c->p, rq->op);
+	start = now;
+	if (c->slot_free_nr) {
+		uint64_t freed = c->slot_free[c->slot_free_head];
+
+		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
+		c->slot_free_nr--;
+		if (lat) {
+			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
+			if (start < not_before)
+				start = not_before;
+			if (start > now)
+				start = now;
+		}
+	}
+	rq->dispatch_ns = start;
+	rq->deadline_ns = start + lat;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
 	return CTRL_ADMIT_OK;
 }
 
 void ctrl_release(struct ctrl *c, struct request *rq)
 {
-	(void)rq;
 	c->in_flight--;
+	if (rq->deadline_ns == rq->dispatch_ns)
+		return; /* no service latency: nothing to carry over */
+	if (c->slot_free_nr == CTRL_MAX_SLOTS) {
+		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
+		c->slot_free_nr--;
+	}
+	c->slot_free[(c->slot_free_head + c->slot_free_nr) % CTRL_MAX_SLOTS] = rq->free_ns;
+	c->slot_free_nr++;
 }
 
 void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
@@ -95,9 +127,12 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 		uint64_t now = clock_now_ns();
 
 		if (now < rq->deadline_ns) {
+			/* The device frees the slot at the deadline, however late the timer. */
+			rq->free_ns = rq->deadline_ns;
 			timer_arm(c->timer, &rq->tmr, rq->deadline_ns);
 			return;
 		}
+		rq->free_ns = now; /* the backing I/O was the slower part */
 	}
 	queue_complete(rq->queue, rq);
 }
@@ -217,6 +252,9 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	c->exec = exec;
 	c->exec_arg = exec_arg;
 	rate_init(&c->rate, p, now);
+	c->slot_free = calloc(CTRL_MAX_SLOTS, sizeof(*c->slot_free));
+	if (!c->slot_free)
+		return -ENOMEM;
 	pthread_mutex_init(&c->pool_lock, NULL);
 	pthread_cond_init(&c->pool_cond, NULL);
 	if (!p->workers) {
@@ -249,6 +287,8 @@ void ctrl_destroy(struct ctrl *c)
 		pthread_join(c->workers[i], NULL);
 	free(c->workers);
 	c->workers = NULL;
+	free(c->slot_free);
+	c->slot_free = NULL;
 	c->nr_workers = 0;
 	pthread_cond_destroy(&c->pool_cond);
 	pthread_mutex_destroy(&c->pool_lock);

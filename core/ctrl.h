@@ -26,6 +26,9 @@ struct ctrl {
 	struct ctrl_params p;		/* q->lock */
 	unsigned int in_flight;		/* q->lock: commands holding a slot */
 	struct rate rate;		/* q->lock */
+	uint64_t *slot_free;		/* q->lock: ring of device times at which idle slots freed */
+	unsigned int slot_free_head;	/* q->lock */
+	unsigned int slot_free_nr;	/* q->lock */
 
 	struct queue *q;
 	struct timer *timer;
@@ -41,6 +44,9 @@ struct ctrl {
 	pthread_t *workers;
 	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
 };
+
+/* The most command slots a controller can have (controller.queue_depth's maximum). */
+#define CTRL_MAX_SLOTS 4096
 
 enum ctrl_admit_result {
 	CTRL_ADMIT_OK,
@@ -58,9 +64,10 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 void ctrl_destroy(struct ctrl *c);
 
 /* May @rq start now? On OK takes a slot, charges the rate buckets and sets the request's
- * dispatch time and deadline. q->lock held. */
+ * device start time (>= @not_before: when the queue last became runnable) and deadline.
+ * q->lock held. */
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
-				  uint64_t *ready_at);
+				  uint64_t not_before, uint64_t *ready_at);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
  * If the calling thread's inline hook (ctrl_set_thread_inline) says it may, the thread runs

@@ -29,6 +29,7 @@ static void back_merge(struct queue *q, struct request *rq, struct bio *bio)
 {
 	rq->biotail->next = bio;
 	rq->biotail = bio;
+	rq->last_submit_ns = bio->submit_ns;
 	rq->len += bio->len;
 	rq->nr_bios++;
 	rq->nr_iov += (unsigned int)bio->iovcnt;
@@ -40,6 +41,7 @@ static void front_merge(struct queue *q, struct request *rq, struct bio *bio)
 {
 	bio->next = rq->bio;
 	rq->bio = bio;
+	rq->last_submit_ns = bio->submit_ns;
 	rq->offset = bio->offset;
 	rq->len += bio->len;
 	rq->nr_bios++;
@@ -81,6 +83,8 @@ static void join(struct queue *q, struct request *rq, struct request *next)
 	rq->nr_iov += next->nr_iov;
 	if (next->start_ns < rq->start_ns)
 		rq->start_ns = next->start_ns;
+	if (next->last_submit_ns > rq->last_submit_ns)
+		rq->last_submit_ns = next->last_submit_ns;
 	q->stats.op[rq->op].merges_gap++;
 	free(next);
 }

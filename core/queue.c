@@ -88,6 +88,7 @@ static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now
 	if (!q->plugged)
 		return;
 	set_plugged(q, false);
+	q->runnable_since = now;
 	q->stats.plugged_ns += now - q->plugged_since;
 	q->stats.unplugs[why]++;
 	if (why != UNPLUG_TIMER)
@@ -121,7 +122,7 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 		/* A flush covers everything before it: let those complete first. */
 		if (rq->op == BIO_OP_FLUSH && q->ctrl->in_flight)
 			break;
-		switch (ctrl_admit(q->ctrl, rq, now, &ready_at)) {
+		switch (ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at)) {
 		case CTRL_ADMIT_OK:
 			break;
 		case CTRL_ADMIT_SLOTS:
@@ -178,8 +179,10 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 	pthread_mutex_lock(&q->lock);
 	now = q_now(q);
 	if (q->stopped && q->stop_reason == STOP_BUDGET) {
-		if (now >= q->restart_at)
+		if (now >= q->restart_at) {
+			q->runnable_since = q->restart_at;
 			__queue_start_run(q, now, &list);
+		}
 		else
 			timer_arm(q->timer, &q->restart_tmr, q->restart_at);
 	}
@@ -228,6 +231,7 @@ static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
 	rq->nr_bios = 1;
 	rq->nr_iov = (unsigned int)bio->iovcnt;
 	rq->start_ns = now;
+	rq->last_submit_ns = bio->submit_ns;
 	rq->queue = q;
 	timer_entry_init(&rq->tmr, NULL);
 	return rq;

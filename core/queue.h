@@ -39,6 +39,7 @@ struct queue {
 	uint64_t stopped_since;		/* q->lock */
 	uint64_t unplug_at;		/* q->lock: when the armed unplug timer may unplug */
 	uint64_t restart_at;		/* q->lock: when the rate timer may start the queue */
+	uint64_t runnable_since;	/* q->lock: last unplug, or the rate wait's end */
 	uint64_t last_acct;		/* q->lock: last update of busy/weighted time */
 	unsigned int waiters;		/* q->lock: submitters waiting in free_wait */
 
