@@ -2,6 +2,7 @@
 # Crash-consistency harness and soak (included by the top Makefile).
 #   make crash CYCLES=N    kill -9 the daemon N times under load, verify after each restart
 #   make soak MINUTES=N    verified fio under changing limits; RSS and fds must stay flat
+# More knobs: CRASH_ARGS="SIZE=128M MODES=disk,ext4 SEED=42 ACK=direct", SOAK_ARGS="SIZE=1G HUP_SECS=1"
 
 CRASHTOOL := $(B)/tests/crash/crashtool
 CYCLES ?= 50
@@ -16,7 +17,7 @@ check: $(CRASHTOOL)
 
 crash: deps all $(CRASHTOOL)
 	@PLUGDISK=$(abspath $(B)/plugdisk) CRASHTOOL=$(abspath $(CRASHTOOL)) \
-		tests/crash/crash.sh CYCLES=$(CYCLES)
+		tests/crash/crash.sh CYCLES=$(CYCLES) $(CRASH_ARGS)
 
 soak: deps all
-	@PLUGDISK=$(abspath $(B)/plugdisk) tests/crash/soak.sh MINUTES=$(MINUTES)
+	@PLUGDISK=$(abspath $(B)/plugdisk) tests/crash/soak.sh MINUTES=$(MINUTES) $(SOAK_ARGS)

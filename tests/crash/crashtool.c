@@ -480,9 +480,13 @@ static void *writer_thread(void *arg)
 	return NULL;
 }
 
+/* Everything the writer allocates, released by free_all() so that sanitizer builds stay quiet. */
+static struct wfile *files;
+static unsigned nfiles;
+static struct wthread *th;
+
 static int cmd_write(void)
 {
-	struct wfile *files = NULL;
 	int rc = EXIT_OK;
 
 	if (!o.log || (!o.target == !o.dir)) {
@@ -505,9 +509,10 @@ static int cmd_write(void)
 		o.run = (uint32_t)(o.seed ^ (o.seed >> 32)) | 1;
 
 	/* Disk mode: one entry per thread (own descriptors, own sequential cursor), all file 0. */
-	unsigned nfiles = o.dir ? o.files : o.threads;
+	nfiles = o.dir ? o.files : o.threads;
 	files = calloc(nfiles, sizeof(*files));
-	if (!files)
+	th = calloc(o.threads, sizeof(*th));
+	if (!files || !th)
 		return EXIT_USAGE;
 	for (unsigned i = 0; i < nfiles; i++)
 		files[i].fd_buf = files[i].fd_direct = -1;
@@ -546,7 +551,6 @@ static int cmd_write(void)
 	log_sync();
 	atomic_store(&next_gen, o.gen_base + 1);
 
-	struct wthread *th = calloc(o.threads, sizeof(*th));
 	uint64_t stripe = o.size / o.threads / SECTOR * SECTOR;
 	double t0 = now_s();
 	for (unsigned i = 0; i < o.threads; i++) {
@@ -619,6 +623,9 @@ static struct wrec *wrec_get(uint64_t gen)
 	return w->present ? w : NULL;
 }
 
+/* per (thread, file): the newest SYNC generation; freed by free_all() */
+static uint64_t *sync_gen;
+
 static int load_log(const char *path)
 {
 	FILE *fp = fopen(path, "rb");
@@ -637,17 +644,17 @@ static int load_log(const char *path)
 	v.gen_base = r.gen;
 	v.run = (uint32_t)r.off;
 	v.size = r.len;
-	unsigned nfiles = v.mode == MODE_DIR ? MAX_FILES : 1;
-	v.f = calloc(nfiles, sizeof(*v.f));
+	unsigned nf = v.mode == MODE_DIR ? MAX_FILES : 1;
+	v.f = calloc(nf, sizeof(*v.f));
 	/* per (thread, file): newest SYNC generation */
-	uint64_t *sync = calloc((size_t)MAX_THREADS * nfiles, sizeof(uint64_t));
+	sync_gen = calloc((size_t)MAX_THREADS * nf, sizeof(uint64_t));
 	uint64_t cap = 1024;
 	v.w = calloc(cap, sizeof(*v.w));
-	if (!v.f || !sync || !v.w)
+	if (!v.f || !sync_gen || !v.w)
 		return -1;
 
 	while (fread(&r, sizeof(r), 1, fp) == 1) {
-		if (r.file >= nfiles || r.thread >= MAX_THREADS) {
+		if (r.file >= nf || r.thread >= MAX_THREADS) {
 			fprintf(stderr, "crashtool: %s: corrupt record\n", path);
 			fclose(fp);
 			return -1;
@@ -685,7 +692,7 @@ static int load_log(const char *path)
 			break;
 		}
 		case LOG_SYNC: {
-			uint64_t *s = &sync[(size_t)r.thread * nfiles + r.file];
+			uint64_t *s = &sync_gen[(size_t)r.thread * nf + r.file];
 			if (r.gen > *s)
 				*s = r.gen;
 			break;
@@ -710,7 +717,7 @@ static int load_log(const char *path)
 		if (!w->present)
 			continue;
 		uint64_t gen = v.gen_base + 1 + i;
-		w->acked = gen <= sync[(size_t)w->thread * nfiles + w->file] ||
+		w->acked = gen <= sync_gen[(size_t)w->thread * nf + w->file] ||
 			   (w->done && o.ack == 2) ||
 			   (w->done && o.ack == 1 && (w->flags & WF_DIRECT));
 		if (!w->acked)
@@ -725,7 +732,6 @@ static int load_log(const char *path)
 		if (w->off + w->len > f->acked_end)
 			f->acked_end = w->off + w->len;
 	}
-	free(sync);
 	return 0;
 }
 
@@ -844,8 +850,9 @@ static uint64_t check_sector(unsigned file, uint64_t off, const uint8_t *sec, bo
 		return UINT64_MAX;
 	}
 	if (h->run != v.run || h->file != file || h->offset != off) {
-		snprintf(why, sizeof(why), "valid sector of run %u file %u offset %" PRIu64, h->run,
-			 h->file, h->offset);
+		snprintf(why, sizeof(why),
+			 "valid sector of run %u file %u offset %" PRIu64 " (expected run %u)", h->run,
+			 h->file, h->offset, v.run);
 		report_bad(BAD_MISPLACED, file, off, sec, h->gen, acked, base, why);
 		return UINT64_MAX;
 	}
@@ -874,12 +881,16 @@ static uint64_t check_sector(unsigned file, uint64_t off, const uint8_t *sec, bo
 	return g;
 }
 
-static int verify_fd(int fd, unsigned file, uint64_t len, uint64_t *found)
+static uint8_t *vbuf;	/* verify_fd()'s read buffer */
+static uint64_t *found;	/* disk mode: generation found per sector */
+
+static int verify_fd(int fd, unsigned file, uint64_t len, uint64_t *found_out)
 {
-	static uint8_t *buf;
+	uint8_t *buf;
 	const size_t chunk = 1u << 20;
-	if (!buf && posix_memalign((void **)&buf, 4096, chunk))
+	if (!vbuf && posix_memalign((void **)&vbuf, 4096, chunk))
 		return -ENOMEM;
+	buf = vbuf;
 	for (uint64_t off = 0; off < len; off += chunk) {
 		size_t want = len - off < chunk ? len - off : chunk;
 		ssize_t n = read_full(fd, buf, want, off);
@@ -887,8 +898,8 @@ static int verify_fd(int fd, unsigned file, uint64_t len, uint64_t *found)
 			return (int)n;
 		for (size_t i = 0; i < want; i += SECTOR) {
 			uint64_t g = check_sector(file, off + i, buf + i, i < (size_t)n);
-			if (found)
-				found[(off + i) / SECTOR] = g;
+			if (found_out)
+				found_out[(off + i) / SECTOR] = g;
 		}
 		v.bytes += n;
 	}
@@ -897,7 +908,6 @@ static int verify_fd(int fd, unsigned file, uint64_t len, uint64_t *found)
 
 static int cmd_verify(void)
 {
-	uint64_t *found = NULL;
 	if (!o.log || (!o.target == !o.dir)) {
 		fprintf(stderr, "crashtool verify: need --log and one of --target or --dir\n");
 		return EXIT_USAGE;
@@ -1015,6 +1025,32 @@ static int cmd_acked(void)
 	return EXIT_OK;
 }
 
+static void free_all(void)
+{
+	for (unsigned i = 0; files && i < nfiles; i++) {
+		if (files[i].fd_buf >= 0)
+			close(files[i].fd_buf);
+		if (files[i].fd_direct >= 0)
+			close(files[i].fd_direct);
+	}
+	for (unsigned i = 0; th && i < o.threads; i++)
+		free(th[i].buf);
+	free(files);
+	free(th);
+	if (log_fd >= 0)
+		close(log_fd);
+	if (dir_fd >= 0)
+		close(dir_fd);
+	for (unsigned i = 0; v.f && i < (v.mode == MODE_DIR ? MAX_FILES : 1); i++)
+		free(v.f[i].ack);
+	free(v.f);
+	free(v.w);
+	free(v.base);
+	free(vbuf);
+	free(found);
+	free(sync_gen);
+}
+
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -1116,12 +1152,17 @@ int main(int argc, char **argv)
 	}
 	crc32c_init();
 	signal(SIGPIPE, SIG_IGN);
+	int rc = -1;
 	if (!strcmp(cmd, "write"))
-		return cmd_write();
-	if (!strcmp(cmd, "verify"))
-		return cmd_verify();
-	if (!strcmp(cmd, "acked"))
-		return cmd_acked();
+		rc = cmd_write();
+	else if (!strcmp(cmd, "verify"))
+		rc = cmd_verify();
+	else if (!strcmp(cmd, "acked"))
+		rc = cmd_acked();
+	if (rc >= 0) {
+		free_all();
+		return rc;
+	}
 	fprintf(stderr, "crashtool: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return EXIT_USAGE;
