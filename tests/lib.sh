@@ -10,6 +10,8 @@ set -u
 TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(cd "$TESTS_DIR/.." && pwd)
 : "${PLUGDISK:=$TOP/build/plugdisk}"
+# A relative path (PLUGDISK=build/plugdisk) keeps working when a test changes directory.
+case $PLUGDISK in /*) ;; */*) PLUGDISK=$PWD/$PLUGDISK ;; esac
 TEST_NAME=$(basename "$0" .sh)
 
 # Scratch space: the image lives on a tmpfs-backed directory when possible (fast, no disk wear).
@@ -30,13 +32,24 @@ skip() { log "SKIP: $*"; exit 77; }
 at_cleanup() { _pd_cleanups+=("$1"); }
 
 _pd_cleanup() {
-	local rc=$? i m l p
-	for ((i = ${#_pd_cleanups[@]} - 1; i >= 0; i--)); do eval "${_pd_cleanups[i]}" || true; done
+	local rc=$? i m l p _pd_ci
+	# The cleanup commands run with eval: their own variables (often i) must not be the
+	# loop counter, hence the unusual name.
+	for ((_pd_ci = ${#_pd_cleanups[@]} - 1; _pd_ci >= 0; _pd_ci--)); do
+		eval "${_pd_cleanups[_pd_ci]}" || true
+	done
 	for ((i = ${#_pd_mounts[@]} - 1; i >= 0; i--)); do
 		m=${_pd_mounts[i]}
 		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
 	done
 	for l in "${_pd_loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	# Devices attached from a subshell: detach each one still backed by the same file.
+	if [ -f "$T/.loops" ]; then
+		while read -r l f; do
+			[ "$(losetup -n -O BACK-FILE "$l" 2>/dev/null | sed 's/ *$//')" = "$f" ] &&
+				losetup -d "$l" 2>/dev/null
+		done <"$T/.loops"
+	fi
 	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${_pd_pids[@]}"; do
 		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
@@ -131,6 +144,8 @@ loop_attach() {
 	local f=$1 dev; shift
 	dev=$(losetup -f --show "$@" "$f") || fail "losetup $f failed"
 	_pd_loops+=("$dev")
+	# Also on file: `dev=$(loop_attach ...)` runs in a subshell, where _pd_loops is lost.
+	echo "$dev $(realpath -m "$f")" >>"$T/.loops"
 	echo "$dev"
 }
 loop_detach() { losetup -d "$1"; }

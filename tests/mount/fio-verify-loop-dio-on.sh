@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Verified fio (crc32c, verify_fatal) through a loop device with --direct-io=on over
+# MNT/disk, at iodepth 1, 32, 128, mixing reads, writes, fsync and trims, unlimited, at
+# controller.iops=2000, and at latency_us=500 with queue_depth=2. Identities hold after each.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/helpers/fio-verify.bash"
+require_fuse
+require_loop
+require_cmd fio
+cd "$T" || fail "cd $T"	# fio writes state files into the working directory
+
+for s in "${FV_SETTINGS[@]}"; do
+	label=${s%%|*}
+	# shellcheck disable=SC2086
+	pd_start -s 16M ${s#*|}
+	dev=$(loop_attach "$MNT/disk" --direct-io=on)
+	fv_run "$dev" loop "loop-dio-on/$label"
+	loop_detach "$dev" || fail "losetup -d failed"
+	fv_check_stats "loop-dio-on/$label"
+	pd_stop
+done
