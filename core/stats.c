@@ -139,6 +139,8 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	buf[0] = '\0';
 	put(&o, "# plugdisk %s\n", ss->name);
 	kv(&o, "disk_size_bytes", ss->disk_size);
+	/* CLOCK_MONOTONIC at the snapshot: rates computed from two snapshots use its delta. */
+	kv(&o, "snapshot_us", ss->now_ns / NSEC_PER_USEC);
 
 	put(&o, "\n# state\n");
 	kv(&o, "plugged", (uint64_t)ss->plugged);
@@ -191,6 +193,8 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 		kv(&o, name, s->starts[r]);
 	}
 	kv(&o, "depletion_waits", s->depletion_waits);
+
+	put(&o, "\n# device time (as in /sys/block/<dev>/stat)\n");
 	kv(&o, "io_ticks_us", s->busy_ns / NSEC_PER_USEC);
 	kv(&o, "time_in_queue_us", s->weighted_ns / NSEC_PER_USEC);
 
