@@ -124,7 +124,9 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 static void ctrl_io_done(struct ctrl *c, struct request *rq)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
-		uint64_t now = clock_now_ns();
+		/* The queue's time base (a fake clock in unit tests), as for the deadline. */
+		struct queue *q = rq->queue;
+		uint64_t now = q->clock ? q->clock(q->clock_arg) : clock_now_ns();
 
 		if (now < rq->deadline_ns) {
 			/* The device frees the slot at the deadline, however late the timer. */
