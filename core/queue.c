@@ -251,6 +251,8 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 	q->queued_bytes += rq->len;
 	if (rq->op == BIO_OP_FLUSH)
 		q->nr_flush_queued++;
+	else
+		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
 }
 
 void queue_submit(struct queue *q, struct bio *bio)
