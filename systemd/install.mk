@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: MIT
+# make install / make uninstall (included by the top Makefile): the binary, the systemd unit,
+# the example configuration and units, and the man pages. Honours PREFIX and DESTDIR.
+
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/plugdisk
+# systemd searches /usr/local/lib/systemd/system and /usr/lib/systemd/system, so the package's
+# unit goes under PREFIX and /etc/systemd/system stays the administrator's. With a PREFIX that
+# systemd does not search (e.g. /opt/plugdisk), set SYSTEMD_UNITDIR=/etc/systemd/system.
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+# The unit reads SYSCONFDIR/plugdisk/NAME.conf.
+SYSCONFDIR ?= /etc
+
+INSTALL ?= install
+
+# The unit, with the paths of this installation.
+$(B)/systemd/plugdisk@.service: systemd/plugdisk@.service.in
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@
+
+units: $(B)/systemd/plugdisk@.service
+
+install: $(B)/plugdisk $(B)/systemd/plugdisk@.service
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_UNITDIR) \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples
+	$(INSTALL) -m 0755 $(B)/plugdisk $(DESTDIR)$(BINDIR)/plugdisk
+	$(INSTALL) -m 0644 $(B)/systemd/plugdisk@.service $(DESTDIR)$(SYSTEMD_UNITDIR)/plugdisk@.service
+	$(INSTALL) -m 0644 man/plugdisk.8 $(DESTDIR)$(MANDIR)/man8/plugdisk.8
+	$(INSTALL) -m 0644 man/plugdisk.conf.5 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5
+	$(INSTALL) -m 0644 systemd/examples/t1.conf systemd/examples/srv-plugdisk-t1.mount \
+		$(DESTDIR)$(DOCDIR)/examples/
+	@# The documented example next to where instance configs go (root-owned, 0644, as the
+	@# root daemon requires); never over an administrator's file of the same name.
+	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/plugdisk
+	$(INSTALL) -m 0644 conf/plugdisk.conf $(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example
+	@[ -n "$(DESTDIR)" ] || echo "installed; run 'systemctl daemon-reload' to load plugdisk@.service"
+
+# Removes what install put there; instance configs in SYSCONFDIR/plugdisk and images in
+# /var/lib/plugdisk are the administrator's data and stay.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/plugdisk $(DESTDIR)$(SYSTEMD_UNITDIR)/plugdisk@.service \
+		$(DESTDIR)$(MANDIR)/man8/plugdisk.8 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5 \
+		$(DESTDIR)$(DOCDIR)/examples/t1.conf $(DESTDIR)$(DOCDIR)/examples/srv-plugdisk-t1.mount \
+		$(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/plugdisk 2>/dev/null
+
+.PHONY: units
