@@ -33,6 +33,27 @@ if [ -s "$T/verify.log" ]; then
 	sed 's/^/    | /' "$T/verify.log" >&2
 	fail "systemd-analyze verify printed something"
 fi
+
+# The README's /etc/fstab line, through the real fstab generator: plugdisk@t1 before the
+# mount, and (thanks to nofail) no ordering cycle with local-fs.target.
+FSTAB_LINE='/run/plugdisk/t1/disk  /srv/plugdisk/t1  ext4  loop,nofail,x-systemd.requires=plugdisk@t1.service  0  0'
+gen=/lib/systemd/system-generators/systemd-fstab-generator
+if [ -x "$gen" ]; then
+	G=$T/gen
+	mkdir -p "$G/normal" "$G/early" "$G/late"
+	echo "$FSTAB_LINE" >"$T/fstab"
+	SYSTEMD_LOG_LEVEL=err SYSTEMD_FSTAB=$T/fstab SYSTEMD_IN_INITRD=0 \
+		"$gen" "$G/normal" "$G/early" "$G/late" || fail "fstab generator failed on the README line"
+	grep -qx 'Requires=plugdisk@t1.service' "$G/normal/srv-plugdisk-t1.mount" ||
+		fail "the fstab line does not make the mount require plugdisk@t1.service"
+	rm -f "$U/srv-plugdisk-t1.mount"
+	(cd "$U" && SYSTEMD_UNIT_PATH="$U:$G/normal:" systemd-analyze verify --man=no \
+		srv-plugdisk-t1.mount local-fs.target) >"$T/verify-fstab.log" 2>&1 || true
+	if [ -s "$T/verify-fstab.log" ]; then
+		sed 's/^/    | /' "$T/verify-fstab.log" >&2
+		fail "systemd-analyze verify printed something for the fstab line"
+	fi
+fi
 log "verify: clean"
 
 (cd "$U" && systemd-analyze security --offline=yes --no-pager plugdisk@.service) \
