@@ -232,11 +232,60 @@ static bool is_mounted(const char *path)
 	return found;
 }
 
+/* A plugdisk that crashed leaves its mount behind, answering ENOTCONN. Detach it, so that a
+ * restart needs no manual step. Only a dead mount of our own filesystem type is touched. */
+static void clear_dead_mount(const char *path)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096], mp[PATH_MAX], type[64];
+	bool ours = false;
+
+	if (!f)
+		return;
+	while (!ours && fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strcmp(mp, path) && sep &&
+		    sscanf(sep, " - %63s", type) == 1 && !strcmp(type, "fuse.plugdisk"))
+			ours = true;
+	}
+	fclose(f);
+	if (!ours)
+		return;
+	{
+		struct statvfs sv;
+
+		if (statvfs(path, &sv) == 0 || errno != ENOTCONN)
+			return; /* alive: a running plugdisk owns it */
+	}
+	if (umount2(path, MNT_DETACH) == 0) {
+		fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n", path);
+		return;
+	}
+	if (errno == EPERM) {
+		char cmd[PATH_MAX + 64];
+
+		snprintf(cmd, sizeof(cmd), "fusermount3 -u -z -- '%s' 2>/dev/null", path);
+		if (!strchr(path, '\'') && system(cmd) == 0)
+			fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n",
+				path);
+	}
+}
+
 static int check_mountpoint(const char *arg, char **out)
 {
 	struct stat st;
 	char *real;
 
+	if (stat(arg, &st) < 0 && errno == ENOTCONN) {
+		char abs[PATH_MAX];
+
+		if (arg[0] == '/')
+			snprintf(abs, sizeof(abs), "%s", arg);
+		else if (getcwd(abs, sizeof(abs)))
+			snprintf(abs + strlen(abs), sizeof(abs) - strlen(abs), "/%s", arg);
+		clear_dead_mount(abs);
+	}
 	if (stat(arg, &st) < 0) {
 		fprintf(stderr, "plugdisk: mountpoint %s: %s\n", arg, strerror(errno));
 		return EXIT_MOUNT;
@@ -250,6 +299,8 @@ static int check_mountpoint(const char *arg, char **out)
 		fprintf(stderr, "plugdisk: realpath %s: %s\n", arg, strerror(errno));
 		return EXIT_MOUNT;
 	}
+	if (is_mounted(real))
+		clear_dead_mount(real);
 	if (is_mounted(real)) {
 		fprintf(stderr, "plugdisk: mountpoint %s: something is already mounted there\n", real);
 		free(real);
