@@ -35,17 +35,18 @@ nfds() { ls "/proc/$PD_PID/fd" | wc -l; }
 
 # write_config: a valid config with random queue and controller settings, replaced atomically.
 write_config() {
+	C_IOPS=$(pick 0 0 2000 10000 50000) C_NOMERGES=$(pick 0 0 1 2)
 	{
 		echo "# soak configuration, rewritten every $HUP_SECS s"
 		echo "queue = {"
-		echo "	nomerges = $(pick 0 0 1 2);"
+		echo "	nomerges = $C_NOMERGES;"
 		echo "	plug = $(pick true true false);"
 		echo "	max_request_size = \"$(pick 64K 128K 1M 1M)\";"
 		echo "	unplug_threshold = $(pick 4 32 32);"
 		echo "};"
 		echo "controller = {"
 		echo "	queue_depth = $(pick 2 8 32 64);"
-		echo "	iops = $(pick 0 0 2000 10000 50000);"
+		echo "	iops = $C_IOPS;"
 		echo "	bandwidth = \"$(pick 0 0 32M 128M 512M)\";"
 		echo "	write_bandwidth = \"$(pick 0 0 64M)\";"
 		echo "	latency_us = $(pick 0 0 50 200 1000);"
@@ -55,13 +56,22 @@ write_config() {
 	mv -f "$CONF.tmp" "$CONF"
 }
 
-# The reloader: a new config and a SIGHUP every HUP_SECS seconds, counted in $HUPS.
+# applied: true once MNT/stats shows the limits of the config last written.
+applied() {
+	awk -v i="$C_IOPS" -v n="$C_NOMERGES" '$1 == "limit_iops" {a = ($2 == i)}
+		$1 == "queue_nomerges" {b = ($2 == n)} END {exit !(a && b)}' "$MNT/stats" 2>/dev/null
+}
+
+# The reloader: a new config and a SIGHUP every HUP_SECS seconds, counted in $HUPS. A reload
+# that does not show in stats within 5 s is counted in $HUPS.late.
 reloader() {
-	local n=0
+	local n=0 late=0 i
 	while kill -0 "$PD_PID" 2>/dev/null; do
 		sleep "$HUP_SECS"
 		write_config
 		kill -HUP "$PD_PID" 2>/dev/null || break
+		for i in $(seq 50); do applied && break; sleep 0.1; done
+		applied || { late=$((late + 1)); echo "$late" >"$HUPS.late"; }
 		n=$((n + 1))
 		echo "$n" >"$HUPS"
 	done
@@ -184,6 +194,9 @@ done
 kill "$RELOADER" 2>/dev/null
 wait "$RELOADER" 2>/dev/null
 hups=$(cat "$HUPS" 2>/dev/null || echo 0)
+late=$(cat "$HUPS.late" 2>/dev/null || echo 0)
+reloaded=$(grep -c 'reloaded' "$T/daemon.log")
+refused=$(grep -c 'reload refused' "$T/daemon.log")
 rss_end=$(rss_kb) fd_end=$(nfds)
 elapsed=$(($(date +%s) - start))
 
@@ -201,15 +214,18 @@ losetup -d "$DEV"
 _pd_loops=()
 pd_stop
 
-log "soak: $elapsed s, $round fio rounds, $hups SIGHUP reloads, seed $SEED"
+log "soak: $elapsed s, $round fio rounds, $hups SIGHUPs ($reloaded reloads logged, $refused refused," \
+	"$late not visible in stats within 5 s), seed $SEED"
 log "  bytes verified $verified ($((verified >> 20)) MiB); written $((written >> 20)) MiB," \
 	"trimmed $((trimmed >> 20)) MiB, unverified reads $((read_bytes >> 20)) MiB"
 log "  RSS kB: cold $rss_cold, start (after round 1) $rss_warm, end $rss_end, max $rss_max"
 log "  open fds: cold $fd_cold, start $fd_warm, end $fd_end"
-echo "soak: seconds=$elapsed rounds=$round sighups=$hups bytes_verified=$verified" \
+echo "soak: seconds=$elapsed rounds=$round sighups=$hups reloads_logged=$reloaded bytes_verified=$verified" \
 	"rss_start_kb=$rss_warm rss_end_kb=$rss_end fds_start=$fd_warm fds_end=$fd_end"
 [ "$verified" -gt 0 ] || fail "no bytes were verified"
 [ "$hups" -gt 0 ] || fail "no SIGHUP was sent"
+[ "$refused" = 0 ] || { grep 'reload refused' "$T/daemon.log" >&2; fail "a valid config was refused"; }
+[ "$late" = 0 ] || fail "$late of $hups reloads did not show in stats (limit_iops, queue_nomerges)"
 [ "$rss_end" -le $((rss_warm + RSS_TOL_KB)) ] ||
 	fail "RSS grew from $rss_warm kB to $rss_end kB (tolerance $RSS_TOL_KB kB)"
 [ "$fd_end" -le $((fd_warm + FD_TOL)) ] || fail "open fds grew from $fd_warm to $fd_end (tolerance $FD_TOL)"
