@@ -29,9 +29,12 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${BENCH_TARGETS:=raw ref nbd pd}"
 : "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats core}"
 
-if [ $QUICK = 1 ]; then REPS=1 RT=3 RAMP=1; else REPS=3 RT=10 RAMP=1; fi
+# Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
+# (MISC_RT). RT is the one in force; each section sets it.
+if [ $QUICK = 1 ]; then REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1; else REPS=3 CMP_RT=10 ACC_RT=10 MISC_RT=10 RAMP=1; fi
 REPS=${BENCH_REPS:-$REPS}
-RT=${BENCH_RUNTIME:-$RT}
+if [ -n "${BENCH_RUNTIME:-}" ]; then CMP_RT=$BENCH_RUNTIME ACC_RT=$BENCH_RUNTIME MISC_RT=$BENCH_RUNTIME; fi
+RT=$CMP_RT
 SIZE=512M
 SIZE_MB=512
 
@@ -98,18 +101,17 @@ dd_mbps() {
 		printf "%.1f\n", $1 / s / 1e6 }'
 }
 
-# run_fio JSON FIO-ARGS...: run one fio job with JSON output in the file JSON.
+# run_fio JSON FIO-ARGS...: run one fio job for $RT seconds with JSON output in JSON.
 run_fio() {
 	local json=$1; shift
-	timeout -k 10 $((RT * 3 + 120)) fio --output-format=json --output="$json" "$@" \
+	timeout -k 10 $((RT * 3 + 120)) fio --output-format=json --output="$json" --runtime="$RT" "$@" \
 		>>"$W/fio.log" 2>&1 || { echo "bench: fio failed: $*" >&2; tail -5 "$W/fio.log" >&2; return 1; }
 }
 # jqn JSON EXPR: one number from a fio JSON file.
 jqn() { jq -r "$2" "$1" 2>/dev/null || echo NA; }
 
 # A fio job against a block device or the disk file: O_DIRECT, libaio, time based.
-FIO_DIRECT=(--name=bench --ioengine=libaio --direct=1 --time_based --runtime="$RT"
-	--ramp_time="$RAMP" --fallocate=none --norandommap --randrepeat=0 --group_reporting)
+FIO_DIRECT=(--name=bench --ioengine=libaio --direct=1 --time_based --ramp_time="$RAMP" --fallocate=none --norandommap --randrepeat=0 --group_reporting)
 
 # loop_attach LOSETUP-ARGS...: attach a loop device, set LOOPDEV (no subshell: the cleanup
 # list must be updated in this shell).
@@ -145,7 +147,7 @@ TARGET=
 
 start_target() {
 	TARGET=$1; shift
-	DPID= NBDKIT_PID=
+	DPID='' NBDKIT_PID=''
 	case $TARGET in
 	raw)
 		DISK=$IMG
@@ -247,10 +249,9 @@ WL=(ddw ddr rw4k rr4k sw4k ext4)
 WL_UNIT=(mbs mbs iops iops mbs ops)
 WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k IOPS"
 	"seq write 4k MB/s" "ext4 small files ops/s")
-TARGET_NAME_raw="raw tmpfs file"
-TARGET_NAME_ref="minimal FUSE reference"
-TARGET_NAME_nbd="nbdfuse + nbdkit file"
-TARGET_NAME_pd="plugdisk (defaults)"
+declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
+	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)")
+declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk")
 
 compare_target() {
 	local t=$1 rep=$2 v w dev rw rr sw j=$W/fio.json
@@ -279,8 +280,8 @@ compare_target() {
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=write --bs=4k --iodepth=32 &&
 			sw=$(jqn "$j" '.jobs[0].write.bw_bytes / 1e6')
 		put "$t" rw4k "$rw"; put "$t" rr4k "$rr"; put "$t" sw4k "$sw"
-		say "  $t rep $rep: loop dio=$(loop_dio "$dev"): randwrite $rw IOPS, randread $rr IOPS," \
-			"seq write 4k $sw MB/s"
+		say "  $t rep $rep: loop dio=$(loop_dio "$dev"): randwrite $(fmt "$rw" iops) IOPS," \
+			"randread $(fmt "$rr" iops) IOPS, seq write 4k $(fmt "$sw" mbs) MB/s"
 		loop_detach "$dev"
 	else
 		put "$t" rw4k NA; put "$t" rr4k NA; put "$t" sw4k NA
@@ -297,7 +298,7 @@ compare_target() {
 			run_fio "$j" --name=smallfiles --directory="$EXT4" --numjobs=4 --nrfiles=256 \
 				--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 \
 				--ioengine=psync --file_service_type=random --openfiles=32 --time_based \
-				--runtime="$RT" --ramp_time="$RAMP" --group_reporting &&
+				--ramp_time="$RAMP" --group_reporting &&
 				v=$(jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops')
 			umount "$EXT4"
 			FS_MNTS=()
@@ -305,12 +306,13 @@ compare_target() {
 		loop_detach "$dev"
 	fi
 	put "$t" ext4 "$v"
-	say "  $t rep $rep: ext4 small files $v ops/s"
+	say "  $t rep $rep: ext4 small files $(fmt "$v" ops) ops/s"
 	stop_target
 }
 
 section_compare() {
-	local rep t i row v ref nbd
+	local rep t i row ref
+	RT=$CMP_RT
 	say "comparison: $REPS repetition(s), ${RT} s per fio run, image $SIZE on tmpfs"
 	for rep in $(seq "$REPS"); do
 		for t in $BENCH_TARGETS; do compare_target "$t" "$rep"; done
@@ -319,18 +321,15 @@ section_compare() {
 	row="| |"; for i in "${!WL[@]}"; do row+=" ${WL_HEAD[i]} |"; done; md "$row"
 	row="|---|"; for i in "${!WL[@]}"; do row+="---|"; done; md "$row"
 	for t in $BENCH_TARGETS; do
-		local n=TARGET_NAME_$t
-		row="| ${!n} |"
+		row="| ${TNAME[$t]} |"
 		for i in "${!WL[@]}"; do row+=" $(fmt "$(median "$t" "${WL[i]}")" "${WL_UNIT[i]}") |"; done
 		md "$row"
 	done
 	for t in $BENCH_TARGETS; do
 		[ "$t" = ref ] || [ "$t" = nbd ] && continue
-		local n=TARGET_NAME_$t
 		for ref in ref nbd; do
 			case " $BENCH_TARGETS " in *" $ref "*) ;; *) continue ;; esac
-			local rn=TARGET_NAME_$ref
-			row="| ${!n%% (*} ÷ ${!rn%% +*} |"
+			row="| ${TSHORT[$t]} ÷ ${TSHORT[$ref]} |"
 			for i in "${!WL[@]}"; do
 				row+=" $(ratio "$(median "$t" "${WL[i]}")" "$(median "$ref" "${WL[i]}")") |"
 			done
@@ -389,11 +388,9 @@ show_limits() {
 }
 
 section_accuracy() {
-	local j=$W/fio.json rate bs bytes f
+	local j=$W/fio.json rate bs bytes f rows=()
+	RT=$ACC_RT
 	say "rate accuracy: ${RT} s windows after ${RAMP} s of ramp"
-	md "" "### Rate accuracy (plugdisk; fio on the disk file, O_DIRECT, libaio)" ""
-	md "| setting | configured | measured over ${RT} s (stats) | error | fio's figure | fio error |" \
-		"|---|---|---|---|---|---|"
 	fresh_image
 	for rate in 1M 20M 200M; do
 		case $rate in 1M) bytes=1048576 bs=4k ;; 20M) bytes=20971520 bs=64k ;;
@@ -405,7 +402,7 @@ section_accuracy() {
 				f=$(jqn "$j" '.jobs[0].read.bw_bytes')
 			stop_target
 		fi
-		md "| controller.bandwidth=$rate | $(mib "$bytes") | $(mib "$WIN") | $(err_pct "$WIN" "$bytes") | $(mib "$f") | $(err_pct "$f" "$bytes") |"
+		rows+=("| controller.bandwidth=$rate | $(mib "$bytes") | $(mib "$WIN") | $(err_pct "$WIN" "$bytes") | $(mib "$f") | $(err_pct "$f" "$bytes") |")
 	done
 	for rate in 100 1000 10000; do
 		WIN=NA f=NA
@@ -415,7 +412,7 @@ section_accuracy() {
 				f=$(jqn "$j" '.jobs[0].read.iops')
 			stop_target
 		fi
-		md "| controller.iops=$rate | $rate IOPS | $(iops "$WIN") | $(err_pct "$WIN" $rate) | $(iops "$f") | $(err_pct "$f" $rate) |"
+		rows+=("| controller.iops=$rate | $rate IOPS | $(iops "$WIN") | $(err_pct "$WIN" $rate) | $(iops "$f") | $(err_pct "$f" $rate) |")
 	done
 	WIN=NA f=NA
 	if start_target pd --set controller.queue_depth=8 --set controller.latency_us=2000; then
@@ -423,7 +420,7 @@ section_accuracy() {
 			f=$(jqn "$j" '.jobs[0].read.iops')
 		stop_target
 	fi
-	md "| Little's law: queue_depth=8, latency_us=2000, fio iodepth 32 | 4000 IOPS | $(iops "$WIN") | $(err_pct "$WIN" 4000) | $(iops "$f") | $(err_pct "$f" 4000) |"
+	rows+=("| Little's law: queue_depth=8, latency_us=2000, fio iodepth 32 | 4000 IOPS | $(iops "$WIN") | $(err_pct "$WIN" 4000) | $(iops "$f") | $(err_pct "$f" 4000) |")
 	f=NA
 	if start_target pd --set controller.latency_us=1000; then
 		show_limits
@@ -431,7 +428,10 @@ section_accuracy() {
 			f=$(jqn "$j" '.jobs[0].read.clat_ns.percentile["50.000000"] / 1000')
 		stop_target
 	fi
-	md "| controller.latency_us=1000, fio iodepth 1, clat p50 | 1000 µs | | | $f µs | $(err_pct "$f" 1000) |"
+	rows+=("| controller.latency_us=1000, fio iodepth 1, clat p50 | 1000 µs | | | $f µs | $(err_pct "$f" 1000) |")
+	md "" "### Rate accuracy (plugdisk; fio on the disk file, O_DIRECT, libaio)" ""
+	md "| setting | configured | measured over ${RT} s (stats) | error | fio's figure | fio error |" \
+		"|---|---|---|---|---|---|" "${rows[@]}"
 	md "" "Targets: bandwidth and IOPS ±2%, Little's law ±3%, latency p50 within +10%." \
 		"\"measured\" is the change of plugdisk's read_bytes or read_ios counter over a ${RT} s window" \
 		"taken after ${RAMP} s of load; fio's figure is fio's own average over the same run (its" \
@@ -441,30 +441,38 @@ section_accuracy() {
 
 # ---- Section: nbdkit's rate filter through nbdfuse, against plugdisk, with dd ----------------
 
+# nbdrate_dd: two dd writes back to back: the first, of WARM MiB, includes the initial burst;
+# the second, of MB MiB, starts with the bucket empty and shows the steady rate. Sets D1, D2 (B/s).
+nbdrate_dd() {
+	D1=NA D2=NA
+	drop_caches
+	D1=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count="$warm" conv=fdatasync,notrunc)
+	D2=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count="$mb" seek="$warm" conv=fdatasync,notrunc)
+	D1=$(awk -v v="$D1" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
+	D2=$(awk -v v="$D2" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
+}
+
 section_nbdrate() {
-	local mb=120 v1=NA v2=NA bytes=10485760
-	[ $QUICK = 1 ] && mb=40
-	say "rate filter comparison: dd of $mb MiB at 10 MiB/s"
+	local warm=30 mb=100 bytes=10485760 n1=NA n2=NA p1=NA p2=NA
+	[ $QUICK = 1 ] && mb=30
+	say "rate filter comparison: dd of $warm MiB then $mb MiB at 10 MiB/s"
 	fresh_image
 	# nbdkit's rate is in bits per second: 80M bits/s = 10 MiB/s.
 	if start_target nbdrate rate=80M; then
-		drop_caches
-		v1=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$mb conv=fdatasync,notrunc)
+		nbdrate_dd; n1=$D1 n2=$D2
 		stop_target
 	fi
 	if start_target pd --set controller.bandwidth=10M; then
-		drop_caches
-		v2=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$mb conv=fdatasync,notrunc)
+		nbdrate_dd; p1=$D1 p2=$D2
 		stop_target
 	fi
-	v1=$(awk -v v="$v1" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
-	v2=$(awk -v v="$v2" 'BEGIN { if (v == "NA") print v; else print v * 1e6 }')
-	md "" "### The same limit with dd: nbdkit rate filter against plugdisk" ""
-	md "| | configured | dd ${mb} MiB write, 1 MiB blocks | error |" "|---|---|---|---|"
-	md "| nbdkit --filter=rate rate=80M (bits/s) via nbdfuse | 10.00 MiB/s | $(mib "$v1") | $(err_pct "$v1" $bytes) |"
-	md "| plugdisk controller.bandwidth=10M | 10.00 MiB/s | $(mib "$v2") | $(err_pct "$v2" $bytes) |"
-	md "" "A dd this short includes the initial burst: nbdkit's bucket holds 2 s of rate," \
-		"plugdisk's controller.burst_ms of it."
+	md "" "### The same limit with dd: nbdkit rate filter against plugdisk (10 MiB/s)" ""
+	md "| | first dd, $warm MiB (burst included) | error | then dd, $mb MiB (steady) | error |" \
+		"|---|---|---|---|---|"
+	md "| nbdkit --filter=rate rate=80M (bits/s) via nbdfuse | $(mib "$n1") | $(err_pct "$n1" $bytes) | $(mib "$n2") | $(err_pct "$n2" $bytes) |"
+	md "| plugdisk controller.bandwidth=10M | $(mib "$p1") | $(err_pct "$p1" $bytes) | $(mib "$p2") | $(err_pct "$p2" $bytes) |"
+	md "" "dd if=/dev/zero bs=1M conv=fdatasync,notrunc, caches dropped first. nbdkit's bucket" \
+		"holds 2 s of rate (burstiness=2.0), plugdisk's controller.burst_ms (default 10 ms)."
 }
 
 # ---- Section: merge gain at controller.iops=1000 ---------------------------------------------
@@ -488,6 +496,7 @@ merge_run() {
 
 section_merge() {
 	local a b
+	RT=$MISC_RT
 	say "merge gain: sequential 4k direct writes, iodepth 32, controller.iops=1000"
 	fresh_image
 	merge_run; a=$RUN_V
@@ -504,11 +513,14 @@ section_merge() {
 # ---- Section: plug cost ----------------------------------------------------------------------
 
 section_plug() {
-	local rep count=50000 plug v
-	[ $QUICK = 1 ] && count=10000
+	local rep reps=$REPS count=50000 plug v
+	RT=$MISC_RT
+	# Short dd runs are noisy: at least 3 alternating pairs, median of each side.
+	[ $QUICK = 1 ] && count=20000
+	[ "$reps" -ge 3 ] || reps=3
 	say "plug cost: dd oflag=direct bs=4k count=$count, queue.plug on/off"
 	fresh_image
-	for rep in $(seq "$REPS"); do
+	for rep in $(seq "$reps"); do
 		for plug in true false; do
 			v=NA
 			if start_target pd --set queue.plug=$plug; then
@@ -521,7 +533,7 @@ section_plug() {
 	local on off
 	on=$(median plug true) off=$(median plug false)
 	md "" "### Plug cost: a lone synchronous stream (dd oflag=direct bs=4k, $count blocks)" ""
-	md "| queue.plug | MB/s (median of $REPS) |" "|---|---|"
+	md "| queue.plug | MB/s (median of $reps) |" "|---|---|"
 	md "| true | $(fmt "$on" mbs) |" "| false | $(fmt "$off" mbs) |" "| **on ÷ off** | **$(ratio "$on" "$off")** |"
 	md "" "Target: ≥ 0.95×."
 }
@@ -535,7 +547,7 @@ cpu_run() {
 	RUN_CPU=NA RUN_HWM=NA
 	start_target "$t" || return
 	c0=$(proc_cpu_ticks "$DPID")
-	if run_fio "$j" --name=cpu --ioengine=libaio --direct=1 --time_based --runtime="$RT" \
+	if run_fio "$j" --name=cpu --ioengine=libaio --direct=1 --time_based \
 		--fallocate=none --norandommap --randrepeat=0 --iodepth=128 --filename="$DISK" "$@"; then
 		c1=$(proc_cpu_ticks "$DPID")
 		bytes=$(jqn "$j" '.jobs[0].read.io_bytes + .jobs[0].write.io_bytes')
@@ -548,17 +560,19 @@ cpu_run() {
 
 section_cpu() {
 	local t wl
+	RT=$MISC_RT
 	say "daemon CPU per GiB and peak RSS at iodepth 128"
 	fresh_image
 	md "" "### Daemon CPU seconds per GiB moved and peak RSS (fio on the disk file, O_DIRECT, iodepth 128, ${RT} s)" ""
 	md "| daemon | workload | CPU s/GiB | peak RSS (VmHWM) |" "|---|---|---|---|"
-	for t in pd ref; do
+	local daemons="pd ref"
+	[ $QUICK = 1 ] && daemons=pd
+	for t in $daemons; do
 		for wl in "randrw 4k:--rw=randrw --bs=4k" "seq write 1M:--rw=write --bs=1M" \
 			"seq read 1M:--rw=read --bs=1M"; do
 			# shellcheck disable=SC2086
 			cpu_run "$t" ${wl#*:}
-			local n=TARGET_NAME_$t
-			md "| ${!n} | ${wl%%:*} | $RUN_CPU | $(awk -v k="$RUN_HWM" 'BEGIN { if (k == "NA") print "n/a"; else printf "%.1f MiB", k / 1024 }') |"
+			md "| ${TNAME[$t]} | ${wl%%:*} | $RUN_CPU | $(awk -v k="$RUN_HWM" 'BEGIN { if (k == "NA") print "n/a"; else printf "%.1f MiB", k / 1024 }') |"
 		done
 	done
 	md "" "Target: plugdisk's peak RSS ≤ 64 MiB at iodepth 128, whatever the disk size."
@@ -568,6 +582,7 @@ section_cpu() {
 
 section_stats() {
 	local j=$W/fio.json rep v rp
+	RT=$MISC_RT
 	say "stats read cost: fio randread 4k QD 32 with and without a reader of stats every 10 ms"
 	fresh_image
 	for rep in $(seq "$REPS"); do
@@ -597,7 +612,9 @@ section_core() {
 	say "core microbenchmark"
 	if [ ! -x "$CORE_BENCH" ]; then say "  $CORE_BENCH is not built; skipped"; return; fi
 	md "" "### Core microbenchmark (no FUSE, fake controller)" ""
-	"$CORE_BENCH" $([ $QUICK = 1 ] && echo --quick) | tee -a "$RESULTS"
+	local args=()
+	[ $QUICK = 1 ] && args=(--quick)
+	"$CORE_BENCH" "${args[@]}" | tee -a "$RESULTS"
 }
 
 # ---- Main ------------------------------------------------------------------------------------
