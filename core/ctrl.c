@@ -88,6 +88,9 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
 			if (start < not_before)
 				start = not_before;
+			/* A flush follows every earlier command: it starts when the last one ended. */
+			if (rq->op == BIO_OP_FLUSH && start < c->last_free_ns)
+				start = c->last_free_ns;
 			if (start > now)
 				start = now;
 		}
@@ -103,6 +106,8 @@ void ctrl_release(struct ctrl *c, struct request *rq)
 	c->in_flight--;
 	if (rq->deadline_ns == rq->dispatch_ns)
 		return; /* no service latency: nothing to carry over */
+	if (rq->free_ns > c->last_free_ns)
+		c->last_free_ns = rq->free_ns;
 	if (c->slot_free_nr == CTRL_MAX_SLOTS) {
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
 		c->slot_free_nr--;
