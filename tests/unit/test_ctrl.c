@@ -33,6 +33,15 @@ static void submit_writes(struct tbio *b, int n, uint32_t len)
 		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 1024 * KiB, len);
 }
 
+/* exec[@i] is a flush whose device service started at @start. */
+static void assert_exec_flush_at(unsigned int i, uint64_t start)
+{
+	ck_assert_uint_lt(i, F.nexec);
+	ck_assert_int_eq(F.exec[i].op, BIO_OP_FLUSH);
+	ck_assert_uint_eq(F.exec[i].dispatch_ns, start);
+	ck_assert_uint_eq(F.exec[i].deadline_ns, start + 100 * US);
+}
+
 START_TEST(test_latency_per_op)
 {
 	struct ctrl_params p;
@@ -181,6 +190,34 @@ START_TEST(test_late_timer_does_not_delay_next_command)
 	fake_advance_to(&F, T0 + 200 * US);
 	assert_all_done_once(b, 2);
 	ck_assert_uint_eq(b[1].done_at, T0 + 200 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* A flush waits for every earlier command; in device time too, its service starts when the
+ * last of them ended (at its deadline, however late the timer that completed it). */
+START_TEST(test_flush_service_starts_when_earlier_commands_end)
+{
+	struct tbio b[4];
+
+	unplugged_params();
+	F.cp.queue_depth = 8;
+	F.cp.latency_us = 100;
+	fake_start(&F);
+	for (int i = 0; i < 3; i++) {
+		fake_set_now(&F, T0 + (uint64_t)i * 10 * US);
+		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 1024 * KiB, 4 * KiB);
+	}
+	submit(&F, &b[3], BIO_OP_FLUSH, 0, 0);
+	ck_assert_uint_eq(F.nexec, 3);
+	fake_advance_to(&F, T0 + 110 * US);
+	ck_assert_uint_eq(F.nexec, 3);
+	fake_advance_to(&F, T0 + 130 * US); /* the last write's timer, 10 us late */
+	ck_assert_uint_eq(F.nexec, 4);
+	assert_exec_flush_at(3, T0 + 120 * US);
+	fake_run_until_idle(&F);
+	ck_assert_uint_eq(b[3].done_at, T0 + 220 * US);
+	assert_all_done_once(b, 4);
 	fake_stop(&F);
 }
 END_TEST
@@ -493,6 +530,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_completion_never_before_dispatch_plus_latency);
 	tcase_add_test(tc, test_slow_backend_completes_when_io_returns);
 	tcase_add_test(tc, test_late_timer_does_not_delay_next_command);
+	tcase_add_test(tc, test_flush_service_starts_when_earlier_commands_end);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stop_start");
