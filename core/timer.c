@@ -99,7 +99,9 @@ void timer_arm(struct timer *t, struct timer_entry *e, uint64_t deadline)
 		heap_remove(t, e);
 	e->deadline = deadline;
 	heap_insert(t, e);
-	wake = e->heap_idx == 0;
+	/* The thread looks at the heap before it sleeps, and wakes by itself at sleep_until:
+	 * only an earlier deadline needs a signal. Moving an armed entry later never does. */
+	wake = deadline < t->sleep_until;
 	pthread_mutex_unlock(&t->lock);
 	if (wake && t->threaded)
 		pthread_cond_signal(&t->cond);
@@ -169,13 +171,16 @@ static void *timer_thread(void *arg)
 			continue;
 		}
 		if (!t->nr) {
+			t->sleep_until = UINT64_MAX;
 			pthread_cond_wait(&t->cond, &t->lock);
 		} else {
 			uint64_t d = t->heap[0]->deadline;
 			struct timespec ts = { .tv_sec = d / NSEC_PER_SEC, .tv_nsec = d % NSEC_PER_SEC };
 
+			t->sleep_until = d;
 			pthread_cond_timedwait(&t->cond, &t->lock, &ts);
 		}
+		t->sleep_until = 0;
 	}
 	pthread_mutex_unlock(&t->lock);
 	return NULL;

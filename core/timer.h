@@ -27,6 +27,7 @@ struct timer {
 	struct timer_entry **heap;	/* t->lock: min-heap on deadline */
 	int nr, cap;			/* t->lock */
 	bool stop;			/* t->lock */
+	uint64_t sleep_until;		/* t->lock: the thread's wake-up time; 0 while it runs */
 	bool threaded;
 	pthread_t thread;
 	uint64_t fired;			/* t->lock: callbacks run, for stats */
