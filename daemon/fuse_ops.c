@@ -264,10 +264,21 @@ static void pd_create(fuse_req_t req, fuse_ino_t p, const char *n, mode_t m,
 
 /* ---- stats and stat: a snapshot per open ---- */
 
+/* A reader killed in the middle of a read makes the kernel send release while the read is
+ * still being served by another thread, so the buffer is reference counted: one for the
+ * open file, one for each read in progress. */
 struct snap_buf {
+	int refs;		/* atomic */
 	size_t len;
 	char text[];
 };
+
+static void snap_put(struct snap_buf *sb)
+{
+	/* Pairs with the other holders' decrements: the last one frees. */
+	if (sb && __atomic_sub_fetch(&sb->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(sb);
+}
 
 static struct snap_buf *render_snapshot(struct pd *pd, fuse_ino_t ino)
 {
@@ -282,6 +293,7 @@ static struct snap_buf *render_snapshot(struct pd *pd, fuse_ino_t ino)
 	queue_snapshot(&pd->q, ss);
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
+	sb->refs = 1;
 	if (ino == INO_STATS)
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
 	else
@@ -334,7 +346,7 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void pd_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (ino == INO_STATS || ino == INO_STAT)
-		free((void *)(uintptr_t)fi->fh);
+		snap_put((struct snap_buf *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
@@ -428,11 +440,14 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (ino == INO_STATS || ino == INO_STAT) {
 		struct snap_buf *sb = (struct snap_buf *)(uintptr_t)fi->fh;
 
+		if (sb)
+			__atomic_add_fetch(&sb->refs, 1, __ATOMIC_RELAXED);
 		if (!sb || off < 0 || (size_t)off >= sb->len)
 			fuse_reply_buf(req, NULL, 0);
 		else
 			fuse_reply_buf(req, sb->text + off,
 				       size < sb->len - (size_t)off ? size : sb->len - (size_t)off);
+		snap_put(sb);
 		return;
 	}
 	if (ino != INO_DISK) {
