@@ -113,12 +113,14 @@ struct top {
 	char err[8192];			/* why the last sample failed */
 };
 
-static volatile sig_atomic_t top_quit;
+static volatile sig_atomic_t top_quit, top_suspend;
 
 static void top_on_signal(int sig)
 {
-	(void)sig;
-	top_quit = 1;
+	if (sig == SIGTSTP)
+		top_suspend = 1;	/* the main loop restores the terminal, then stops */
+	else
+		top_quit = 1;
 }
 
 static double mono_now(void)
@@ -623,17 +625,24 @@ static bool top_wait(struct top *t, double deadline)
 		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
 		int ms;
 
-		if (left <= 0)
+		if (top_suspend || left <= 0)
 			return true;
 		ms = (int)ceil(left * 1000);
 		if (t->mode == MODE_SCREEN && t->tty_in) {
 			char c;
 			int n = poll(&pfd, 1, ms);
 
-			if (n > 0 && read(STDIN_FILENO, &c, 1) == 1) {
-				if (c == 'q' || c == 'Q')
+			if (top_suspend)
+				return true;
+			if (n > 0) {
+				ssize_t r = read(STDIN_FILENO, &c, 1);
+
+				if (r == 1 && (c == 'q' || c == 'Q'))
 					return false;
-				return true;	/* any other key: refresh now */
+				if (r == 1)
+					return true;	/* any other key: refresh now */
+				if (r == 0 || (errno != EINTR && errno != EAGAIN))
+					t->tty_in = false;	/* hung up: stop watching keys */
 			}
 		} else {
 			struct timespec ts = { .tv_sec = (time_t)left,
@@ -743,6 +752,8 @@ int pd_top_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	if (t.mode == MODE_SCREEN)
+		sigaction(SIGTSTP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	t.tty_in = isatty(STDIN_FILENO);
 
@@ -763,6 +774,14 @@ int pd_top_main(int argc, char **argv)
 	for (;;) {
 		if (!top_wait(&t, next))
 			break;
+		if (top_suspend) {	/* Ctrl-Z: give the terminal back, stop, redraw on resume */
+			top_suspend = 0;
+			screen_leave(&t);
+			signal(SIGTSTP, SIG_DFL);
+			raise(SIGTSTP);	/* returns after SIGCONT */
+			sigaction(SIGTSTP, &sa, NULL);
+			screen_enter(&t);
+		}
 		if (top_sample(&t, &s[!cur]))
 			goto err;
 		cur = !cur;
