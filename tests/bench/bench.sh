@@ -119,9 +119,15 @@ loop_attach() {
 	LOOPDEV=$(losetup -f --show "$@") || return 1
 	LOOPS+=("$LOOPDEV")
 }
+# loop_detach DEV: detach and wait (10 s) until the device has really let go of its file: a
+# detach is deferred while someone (udev probing after an umount) holds the device open, and
+# until then the FUSE mount under it cannot be unmounted.
 loop_detach() {
-	local p keep=()
+	local p i keep=() sys
+	sys=/sys/block/$(basename "$1")/loop/backing_file
 	losetup -d "$1"
+	for i in $(seq 100); do [ -e "$sys" ] || break; sleep 0.1; done
+	[ -e "$sys" ] && echo "bench: $1 still attached after 10 s" >&2
 	for p in "${LOOPS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	LOOPS=("${keep[@]}")
 }
@@ -185,24 +191,51 @@ start_target() {
 	return 0
 }
 
+# wait_exit PID SECS: wait for a child to exit; SIGKILL it after SECS. Returns its status.
+wait_exit() {
+	local i
+	for i in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$1" 2>/dev/null; then
+		echo "bench: PID $1 still running after $2 s; killing it" >&2
+		kill -KILL "$1" 2>/dev/null
+	fi
+	wait "$1" 2>/dev/null
+}
+
+# fuse_unmount: unmount $MNT, retrying while it is busy (10 s), then lazily.
+fuse_unmount() {
+	local i
+	for i in $(seq 50); do
+		mountpoint -q "$MNT" || return 0
+		fusermount3 -u "$MNT" 2>/dev/null && return 0
+		sleep 0.2
+	done
+	echo "bench: $MNT still busy after 10 s; unmounting lazily" >&2
+	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT"
+}
+
 stop_target() {
+	local rc
 	case $TARGET in
 	raw) ;;
 	pd)
 		kill -TERM "$DPID" 2>/dev/null
-		wait "$DPID" || echo "bench: plugdisk exited with status $? (see $W/plugdisk.log)" >&2
+		wait_exit "$DPID" 60
+		rc=$?
+		[ "$rc" = 0 ] || echo "bench: plugdisk exited with status $rc (see $W/plugdisk.log)" >&2
 		;;
 	*)
-		mountpoint -q "$MNT" && fusermount3 -u "$MNT"
-		wait "$DPID" 2>/dev/null
+		fuse_unmount
+		wait_exit "$DPID" 30
 		if [ -n "$NBDKIT_PID" ]; then
-			kill -TERM "$NBDKIT_PID" 2>/dev/null; wait "$NBDKIT_PID" 2>/dev/null
+			kill -TERM "$NBDKIT_PID" 2>/dev/null
+			wait_exit "$NBDKIT_PID" 30
 			forget_pid "$NBDKIT_PID"
 		fi
 		;;
 	esac
 	if [ -n "$DPID" ]; then forget_pid "$DPID"; fi
-	mountpoint -q "$MNT" && { fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT"; }
+	fuse_unmount
 	FUSE_MNTS=()
 	TARGET=
 }
