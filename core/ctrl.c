@@ -88,15 +88,18 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
 			if (start < not_before)
 				start = not_before;
-			/* A flush follows every earlier command: it starts when the last one ended. */
-			if (rq->op == BIO_OP_FLUSH && start < c->last_free_ns)
-				start = c->last_free_ns;
 			if (start > now)
 				start = now;
 		}
 	}
 	rq->dispatch_ns = start;
 	rq->deadline_ns = start + lat;
+	/* A cache flush ends after every command started before it, as on a device with a
+	 * write cache: its service runs from when the last of them is due. */
+	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + lat)
+		rq->deadline_ns = c->last_deadline_ns + lat;
+	if (rq->deadline_ns > c->last_deadline_ns)
+		c->last_deadline_ns = rq->deadline_ns;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
 	return CTRL_ADMIT_OK;
 }
@@ -106,8 +109,6 @@ void ctrl_release(struct ctrl *c, struct request *rq)
 	c->in_flight--;
 	if (rq->deadline_ns == rq->dispatch_ns)
 		return; /* no service latency: nothing to carry over */
-	if (rq->free_ns > c->last_free_ns)
-		c->last_free_ns = rq->free_ns;
 	if (c->slot_free_nr == CTRL_MAX_SLOTS) {
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
 		c->slot_free_nr--;

@@ -29,7 +29,7 @@ struct ctrl {
 	uint64_t *slot_free;		/* q->lock: ring of device times at which idle slots freed */
 	unsigned int slot_free_head;	/* q->lock */
 	unsigned int slot_free_nr;	/* q->lock */
-	uint64_t last_free_ns;		/* q->lock: latest device time a command freed its slot */
+	uint64_t last_deadline_ns;	/* q->lock: latest deadline of any admitted command */
 
 	struct queue *q;
 	struct timer *timer;

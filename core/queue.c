@@ -15,10 +15,13 @@
  *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
  * While plugged or stopped, arriving bios keep merging into queued requests.
  *
- * Dispatch takes requests from the head while neither flag is set and the controller admits
- * them. A flush at the head waits until every earlier command has completed, so the
- * fdatasync that serves it covers them all, and nothing merges across a queued flush: no
- * I/O is reordered across a flush.
+ * Dispatch takes requests from the head, in order, while neither flag is set and the
+ * controller admits them. A flush is dispatched in its place in that order and nothing merges
+ * across a queued flush, so no I/O is reordered across a flush. It promises what a block
+ * device's cache flush (REQ_PREFLUSH) promises: every write completed before it was submitted
+ * is durable when it completes. Writes still in flight when it arrives were not acknowledged
+ * to anyone, so it does not wait for them; the controller makes its completion, in device
+ * time, follow theirs (see ctrl.c).
  *
  * queue.nr_requests bounds the queued requests. A submitter that finds it full unplugs and
  * sleeps until dispatch frees one (request-depletion throttling).
@@ -120,9 +123,6 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 	while ((rq = q->head)) {
 		uint64_t ready_at = 0;
 
-		/* A flush covers everything before it: let those complete first. */
-		if (rq->op == BIO_OP_FLUSH && q->ctrl->in_flight)
-			break;
 		switch (ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at)) {
 		case CTRL_ADMIT_OK:
 			break;
