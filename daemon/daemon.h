@@ -55,6 +55,12 @@ struct pd {
 	struct timespec start_time;	/* read-only after start */
 
 	int stopping;			/* atomic: shutdown begun */
+
+	/* Bytes of read and write buffers in flight, bounded by PD_DATA_BUDGET (fuse_ops.c).
+	 * Taken on its own: never held with another lock. */
+	pthread_mutex_t data_lock;
+	pthread_cond_t data_cond;	/* data_lock: buffers were freed */
+	size_t data_in_flight;		/* data_lock */
 };
 
 /* The FUSE operations (daemon/fuse_ops.c). */

@@ -25,6 +25,8 @@
 
 #define PD_MAX_WRITE (1024u * 1024u)
 #define PD_MAX_BACKGROUND 256u
+/* Read and write buffers in flight, at most (one larger request may always go alone). */
+#define PD_DATA_BUDGET (16u * 1024u * 1024u)
 #define STATS_BUF_SIZE (64u * 1024u)
 
 static struct pd *req_pd(fuse_req_t req)
@@ -367,9 +369,46 @@ struct pd_io {
 	int pending;		/* atomic, parent only: bios not yet completed */
 	int error;		/* atomic, parent only: first error */
 	size_t reply_len;	/* bytes to report on success */
+	struct pd *pd;
+	size_t charged;		/* bytes of data taken from the daemon's data budget */
 	struct iovec iov;
 	char data[];		/* the read or write buffer */
 };
+
+/* Data buffers in flight are bounded (PD_DATA_BUDGET), so that memory stays flat whatever the
+ * queue depth and request size: a receive thread that would exceed the budget waits for
+ * completions, like a submitter waiting for a free request. One request may always proceed
+ * alone, however large. */
+static void pd_data_get(struct pd *pd, size_t bytes)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	while (pd->data_in_flight && pd->data_in_flight + bytes > PD_DATA_BUDGET) {
+		/* Whatever holds the budget must be able to move: flush our plug first. */
+		pthread_mutex_unlock(&pd->data_lock);
+		queue_unplug_idle(&pd->q);
+		pthread_mutex_lock(&pd->data_lock);
+		if (pd->data_in_flight && pd->data_in_flight + bytes > PD_DATA_BUDGET) {
+			pthread_cond_wait(&pd->data_cond, &pd->data_lock);
+		}
+	}
+	pd->data_in_flight += bytes;
+	pthread_mutex_unlock(&pd->data_lock);
+}
+
+static void pd_data_put(struct pd *pd, size_t bytes)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	pd->data_in_flight -= bytes;
+	pthread_mutex_unlock(&pd->data_lock);
+	pthread_cond_broadcast(&pd->data_cond);
+}
+
+static void pd_io_free(struct pd_io *io)
+{
+	if (io->charged)
+		pd_data_put(io->pd, io->charged);
+	free(io);
+}
 
 static void pd_io_reply(struct pd_io *io, int error)
 {
@@ -390,7 +429,7 @@ static void pd_end_io(struct bio *bio, int error)
 
 	if (!parent) {
 		pd_io_reply(io, error);
-		free(io);
+		pd_io_free(io);
 		return;
 	}
 	if (error) {
@@ -400,11 +439,11 @@ static void pd_end_io(struct bio *bio, int error)
 					    __ATOMIC_RELAXED);
 	}
 	if (io != parent)
-		free(io);
+		pd_io_free(io);
 	/* The last completion replies; pairs with the other completions' decrements. */
 	if (__atomic_sub_fetch(&parent->pending, 1, __ATOMIC_ACQ_REL) == 0) {
 		fuse_reply_err(parent->req, -__atomic_load_n(&parent->error, __ATOMIC_RELAXED));
-		free(parent);
+		pd_io_free(parent);
 	}
 }
 
@@ -428,6 +467,23 @@ static struct pd_io *pd_io_new(fuse_req_t req, enum bio_op op, uint64_t off, siz
 		io->bio.iov = &io->iov;
 		io->bio.iovcnt = 1;
 	}
+	return io;
+}
+
+/* A read or write with a data buffer of @len bytes, charged to the data budget. */
+static struct pd_io *pd_io_new_data(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+				    size_t len)
+{
+	struct pd_io *io;
+
+	pd_data_get(pd, len);
+	io = pd_io_new(req, op, off, len, len);
+	if (!io) {
+		pd_data_put(pd, len);
+		return NULL;
+	}
+	io->pd = pd;
+	io->charged = len;
 	return io;
 }
 
@@ -461,7 +517,7 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_io_new(req, BIO_OP_READ, (uint64_t)off, size, size);
+	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -524,7 +580,7 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_io_new(req, BIO_OP_WRITE, (uint64_t)off, size, size);
+	io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -535,7 +591,7 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	got = fuse_buf_copy(&dst, bufv, 0);
 	if (got != (ssize_t)size) {
 		log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
-		free(io);
+		pd_io_free(io);
 		fuse_reply_err(req, got < 0 ? (int)-got : EIO);
 		return;
 	}

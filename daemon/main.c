@@ -548,6 +548,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	pthread_mutex_init(&pd->attr_lock, NULL);
+	pthread_mutex_init(&pd->data_lock, NULL);
+	pthread_cond_init(&pd->data_cond, NULL);
 	clock_gettime(CLOCK_REALTIME, &pd->start_time);
 	pd->atime = pd->mtime = pd->ctime = pd->start_time;
 	for (int i = 0; i < INO_NR; i++) {
