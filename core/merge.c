@@ -63,8 +63,6 @@ void queue_unlink(struct queue *q, struct request *rq)
 	rq->prev = rq->next = NULL;
 	q->nr_queued--;
 	q->queued_bytes -= rq->len;
-	if (rq->op == BIO_OP_FLUSH)
-		q->nr_flush_queued--;
 	if (q->last_merge == rq)
 		q->last_merge = NULL;
 }

@@ -206,7 +206,7 @@ int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, st
 	c->q = q;
 	timer_entry_init(&q->unplug_tmr, unplug_timer_fn);
 	timer_entry_init(&q->restart_tmr, restart_timer_fn);
-	q->last_acct = q->stats_since = q_now(q);
+	q->last_acct = q_now(q);
 	return 0;
 }
 
@@ -250,9 +250,7 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 	q->tail = rq;
 	q->nr_queued++;
 	q->queued_bytes += rq->len;
-	if (rq->op == BIO_OP_FLUSH)
-		q->nr_flush_queued++;
-	else
+	if (rq->op != BIO_OP_FLUSH)
 		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
 }
 
@@ -461,6 +459,6 @@ void queue_stats_reset(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	now = q_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
-	q->plugged_since = q->stopped_since = q->last_acct = q->stats_since = now;
+	q->plugged_since = q->stopped_since = q->last_acct = now;
 	pthread_mutex_unlock(&q->lock);
 }

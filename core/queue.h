@@ -28,13 +28,11 @@ struct queue {
 	struct request *head, *tail;	/* q->lock: FIFO of queued requests */
 	unsigned int nr_queued;		/* q->lock */
 	uint64_t queued_bytes;		/* q->lock */
-	unsigned int nr_flush_queued;	/* q->lock */
 	struct request *last_merge;	/* q->lock: one-hit cache, as the block layer's */
 
 	bool plugged;			/* q->lock */
 	bool stopped;			/* q->lock */
 	enum stop_reason stop_reason;	/* q->lock */
-	bool dying;			/* q->lock: queue_shutdown() called */
 	uint64_t plugged_since;		/* q->lock */
 	uint64_t stopped_since;		/* q->lock */
 	uint64_t unplug_at;		/* q->lock: when the armed unplug timer may unplug */
@@ -47,13 +45,11 @@ struct queue {
 	struct timer_entry restart_tmr;	/* restart after a budget stop */
 
 	struct queue_stats stats;	/* q->lock */
-	uint64_t stats_since;		/* q->lock: last reset */
 
 	struct ctrl *ctrl;
 	struct timer *timer;
 	clock_fn clock;
 	void *clock_arg;
-	bool ext_plugged_hint;		/* racy hint read without the lock, see queue_needs_unplug() */
 };
 
 /* Set up @q over controller @c; timers go to @t. @clock may be NULL (CLOCK_MONOTONIC).
