@@ -104,7 +104,12 @@ $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
 MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
 	tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
+ifeq ($(TSAN),1)
+# ThreadSanitizer: the unit suites and one mount test that drives every thread of the daemon.
+TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh
+else
 TESTS ?= $(UNIT_BINS) $(MOUNT_TESTS)
+endif
 
 unit: $(UNIT_BINS)
 	@PLUGDISK=$(abspath $(B)/plugdisk) LOGDIR=$(B)/test-logs tests/run-tests.sh $(UNIT_BINS)

@@ -353,8 +353,7 @@ void queue_complete(struct queue *q, struct request *rq)
 		__queue_start_run(q, now, &list);
 	else
 		__queue_run(q, now, &list);
-	if (!q->nr_queued && !q->ctrl->in_flight)
-		pthread_cond_broadcast(&q->idle_wait);
+	__atomic_add_fetch(&q->completing, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&q->lock);
 
 	ctrl_issue(q->ctrl, list);
@@ -363,6 +362,14 @@ void queue_complete(struct queue *q, struct request *rq)
 		bio->end_io(bio, rq->error);
 	}
 	free(rq);
+	/* Drain returns only once every end_io has returned: the replies it sends use state
+	 * (the FUSE session) that the drainer tears down next. */
+	if (__atomic_sub_fetch(&q->completing, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&q->drain_waiting, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->idle_wait);
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 void queue_drain(struct queue *q)
@@ -376,8 +383,11 @@ void queue_drain(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 
 	pthread_mutex_lock(&q->lock);
-	while (q->nr_queued || q->ctrl->in_flight)
+	__atomic_store_n(&q->drain_waiting, 1, __ATOMIC_SEQ_CST);
+	while (q->nr_queued || q->ctrl->in_flight ||
+	       __atomic_load_n(&q->completing, __ATOMIC_SEQ_CST))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
+	__atomic_store_n(&q->drain_waiting, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -40,6 +40,12 @@ struct queue {
 	uint64_t runnable_since;	/* q->lock: last unplug, or the rate wait's end */
 	uint64_t last_acct;		/* q->lock: last update of busy/weighted time */
 	unsigned int waiters;		/* q->lock: submitters waiting in free_wait */
+	/* Requests whose bios are being ended after q->lock was dropped (atomic), and whether
+	 * queue_drain() waits for them (atomic; set under q->lock). Both seq_cst: the drainer
+	 * sets drain_waiting then reads completing; a completer decrements completing then
+	 * reads drain_waiting, so at least one of them sees the other. */
+	unsigned int completing;
+	int drain_waiting;
 
 	struct timer_entry unplug_tmr;	/* the unplug delay */
 	struct timer_entry restart_tmr;	/* restart after a budget stop */

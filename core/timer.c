@@ -209,15 +209,21 @@ int timer_init(struct timer *t, bool threaded)
 	return 0;
 }
 
+void timer_stop(struct timer *t)
+{
+	if (!t->threaded)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	pthread_mutex_unlock(&t->lock);
+	pthread_cond_signal(&t->cond);
+	pthread_join(t->thread, NULL);
+	t->threaded = false;
+}
+
 void timer_destroy(struct timer *t)
 {
-	if (t->threaded) {
-		pthread_mutex_lock(&t->lock);
-		t->stop = true;
-		pthread_mutex_unlock(&t->lock);
-		pthread_cond_signal(&t->cond);
-		pthread_join(t->thread, NULL);
-	}
+	timer_stop(t);
 	free(t->heap);
 	t->heap = NULL;
 	t->nr = t->cap = 0;

@@ -39,6 +39,9 @@ void timer_entry_init(struct timer_entry *e, timer_fn fn);
  * Returns 0 or -errno. */
 int timer_init(struct timer *t, bool threaded);
 
+/* Stop and join the thread: no callback runs after this returns. Idempotent. */
+void timer_stop(struct timer *t);
+
 /* Stop the thread (pending entries never fire) and free the heap. */
 void timer_destroy(struct timer *t);
 

@@ -205,6 +205,8 @@ static int pd_shutdown(struct pd *pd)
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	/* No timer callback may run into the queue or the workers while they go away. */
+	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
 	queue_destroy(&pd->q);
 	timer_destroy(&pd->timer);
