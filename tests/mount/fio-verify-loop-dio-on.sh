@@ -8,15 +8,4 @@
 require_fuse
 require_loop
 require_cmd fio
-cd "$T" || fail "cd $T"	# fio writes state files into the working directory
-
-for s in "${FV_SETTINGS[@]}"; do
-	label=${s%%|*}
-	# shellcheck disable=SC2086
-	pd_start -s 16M ${s#*|}
-	dev=$(loop_attach "$MNT/disk" --direct-io=on)
-	fv_run "$dev" loop "loop-dio-on/$label"
-	loop_detach "$dev" || fail "losetup -d failed"
-	fv_check_stats "loop-dio-on/$label"
-	pd_stop
-done
+fv_loop_suite on

@@ -104,3 +104,20 @@ fv_check_stats() {
 		fi
 	done
 }
+
+# fv_loop_suite on|off: every FV_SETTINGS setting, through a loop device with --direct-io=$1
+# over MNT/disk; the stats identities hold after each.
+fv_loop_suite() {
+	local dio=$1 s label dev
+	cd "$T" || fail "cd $T" # fio writes state files into the working directory
+	for s in "${FV_SETTINGS[@]}"; do
+		label=${s%%|*}
+		# shellcheck disable=SC2086
+		pd_start -s 16M ${s#*|}
+		dev=$(loop_attach "$MNT/disk" --direct-io=$dio)
+		fv_run "$dev" loop "loop-dio-$dio/$label"
+		loop_detach "$dev" || fail "losetup -d failed"
+		fv_check_stats "loop-dio-$dio/$label"
+		pd_stop
+	done
+}
