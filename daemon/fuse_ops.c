@@ -746,9 +746,11 @@ static bool fuse_has_pending(int fd)
 
 /* A receive thread runs the I/O it dispatches itself only when no other FUSE request is
  * waiting: otherwise it hands the I/O to a worker and goes back for the next request. */
+static __thread bool tls_fuse_idle; /* this thread just saw no FUSE request waiting */
+
 static bool pd_may_run_inline(void *arg)
 {
-	return !fuse_has_pending(*(int *)arg);
+	return tls_fuse_idle || !fuse_has_pending(*(int *)arg);
 }
 
 static void *pd_fuse_thread(void *arg)
@@ -763,8 +765,11 @@ static void *pd_fuse_thread(void *arg)
 		int res;
 
 		/* Nothing more to submit right now: flush the plug before sleeping. */
-		if (queue_needs_unplug(&pd->q) && !fuse_has_pending(fd))
+		if (queue_needs_unplug(&pd->q) && !fuse_has_pending(fd)) {
+			tls_fuse_idle = true; /* spares pd_may_run_inline() a second poll */
 			queue_unplug_idle(&pd->q);
+			tls_fuse_idle = false;
+		}
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
