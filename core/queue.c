@@ -401,33 +401,26 @@ bool queue_is_idle(struct queue *q)
 	return idle;
 }
 
-int queue_reconfigure(struct queue *q, const struct queue_params *p)
+void queue_reconfigure(struct queue *q, const struct queue_params *qp,
+		       const struct ctrl_params *cp)
 {
 	struct request *list = NULL;
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
 	now = q_now(q);
-	q->p = *p;
-	if (!p->plug)
-		__queue_unplug(q, UNPLUG_IDLE, now);
-	else if (q->plugged)
-		q->unplug_at = now; /* let the next check unplug under the new rules */
-	pthread_cond_broadcast(&q->free_wait);
-	__queue_start_run(q, now, &list);
-	pthread_mutex_unlock(&q->lock);
-	ctrl_issue(q->ctrl, list);
-	return 0;
-}
-
-void queue_reconfigure_ctrl(struct queue *q, const struct ctrl_params *cp)
-{
-	struct request *list = NULL;
-	uint64_t now;
-
-	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	q->p = *qp;
 	ctrl_reconfigure(q->ctrl, cp, now);
+	if (!qp->plug) {
+		__queue_unplug(q, UNPLUG_IDLE, now);
+	} else if (q->plugged) {
+		/* The plug ends by the new delay, counted from when it began. */
+		q->unplug_at = q->plugged_since + (uint64_t)qp->unplug_delay_us * NSEC_PER_USEC;
+		timer_arm(q->timer, &q->unplug_tmr, q->unplug_at > now ? q->unplug_at : now);
+	}
+	pthread_cond_broadcast(&q->free_wait);
+	/* A stopped queue is started so that the new limits decide at once; it stops again
+	 * if they still say so. */
 	timer_cancel(q->timer, &q->restart_tmr);
 	__queue_start_run(q, now, &list);
 	pthread_mutex_unlock(&q->lock);

@@ -88,12 +88,11 @@ void queue_complete(struct queue *q, struct request *rq);
 /* Wait until nothing is queued or in flight (unplugging first). Call without q->lock. */
 void queue_drain(struct queue *q);
 
-/* Apply new queue parameters live; queued requests keep their shape. Returns 0. */
-int queue_reconfigure(struct queue *q, const struct queue_params *p);
-
-/* Apply new controller parameters live (ctrl_reconfigure() under q->lock), then run the
- * queue so that the new limits take effect at once. No I/O is failed or lost. */
-void queue_reconfigure_ctrl(struct queue *q, const struct ctrl_params *cp);
+/* Apply new queue and controller parameters live, together under q->lock (buckets keep
+ * their debt, queued requests keep their shape), then run the queue so that the new limits
+ * take effect at once. No I/O is failed or lost. Call without q->lock. */
+void queue_reconfigure(struct queue *q, const struct queue_params *qp,
+		       const struct ctrl_params *cp);
 
 /* Copy the state and the counters. @name and @disk_size are copied into the snapshot. */
 void queue_snapshot(struct queue *q, struct stats_snapshot *ss);

@@ -121,8 +121,7 @@ static void pd_reload(struct pd *pd)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
-	queue_reconfigure(&pd->q, &nc.queue);
-	queue_reconfigure_ctrl(&pd->q, &nc.ctrl);
+	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;

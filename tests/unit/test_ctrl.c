@@ -330,7 +330,7 @@ START_TEST(test_reconfigure_in_debt_moves_restart)
 	/* Slower limit at 1 s: 1000 B still owed at 500 B/s, so ready at 3 s. */
 	fake_set_now(&F, T0 + NSEC_PER_SEC);
 	F.cp.bandwidth = 500;
-	queue_reconfigure_ctrl(&F.q, &F.cp);
+	queue_reconfigure(&F.q, &F.qp, &F.cp);
 	ck_assert_uint_eq(F.nexec, 1);
 	ck_assert_uint_eq(timer_next_deadline(&F.t), T0 + 3 * NSEC_PER_SEC);
 	fake_advance_to(&F, T0 + 2 * NSEC_PER_SEC);
@@ -355,7 +355,7 @@ START_TEST(test_budget_stop_restarted_by_reconfigure)
 	ck_assert(F.q.stopped);
 	fake_set_now(&F, T0 + 10 * US);
 	F.cp.iops = 0;
-	queue_reconfigure_ctrl(&F.q, &F.cp);
+	queue_reconfigure(&F.q, &F.qp, &F.cp);
 	ss = snap();
 	ck_assert_int_eq(ss.stopped, 0);
 	ck_assert_uint_eq(ss.s.starts[STOP_BUDGET], 1);
@@ -379,7 +379,7 @@ START_TEST(test_slot_stop_restarted_by_reconfigure)
 	submit_writes(b, 3, 4 * KiB);
 	ck_assert_uint_eq(F.nexec, 1);
 	F.cp.queue_depth = 3;
-	queue_reconfigure_ctrl(&F.q, &F.cp);
+	queue_reconfigure(&F.q, &F.qp, &F.cp);
 	ck_assert(!F.q.stopped);
 	ck_assert_uint_eq(F.nexec, 3);
 	ck_assert_uint_eq(snap().s.starts[STOP_SLOTS], 1);
