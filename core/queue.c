@@ -270,7 +270,6 @@ void queue_submit(struct queue *q, struct bio *bio)
 		/* Request depletion: let the queue drain, then try again. */
 		__queue_unplug(q, UNPLUG_THRESHOLD, now);
 		__queue_run(q, now, &list);
-		q->stats.depletion_waits++;
 		if (list) {
 			pthread_mutex_unlock(&q->lock);
 			ctrl_issue(q->ctrl, list);
@@ -278,6 +277,7 @@ void queue_submit(struct queue *q, struct bio *bio)
 			pthread_mutex_lock(&q->lock);
 		}
 		if (q->nr_queued >= q->p.nr_requests) {
+			q->stats.depletion_waits++;
 			q->waiters++;
 			pthread_cond_wait(&q->free_wait, &q->lock);
 			q->waiters--;
