@@ -216,7 +216,9 @@ static int pd_shutdown(struct pd *pd)
 
 /* ---- start-up checks ---- */
 
-static bool is_mounted(const char *path)
+/* Whether something is mounted at @path; if so and @type is given, its filesystem type
+ * (mountinfo's field after " - ", e.g. "fuse.plugdisk"). */
+static bool mount_at(const char *path, char *type, size_t typelen)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096], mp[PATH_MAX];
@@ -225,9 +227,20 @@ static bool is_mounted(const char *path)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... (octal escapes for spaces are rare) */
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strcmp(mp, path))
-			found = true;
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - FSTYPE SOURCE OPTIONS
+		 * (octal escapes for spaces are rare) */
+		char *sep = strstr(line, " - ");
+
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strcmp(mp, path))
+			continue;
+		found = true;
+		if (type && typelen) {
+			char t[64] = "";
+
+			if (sep)
+				sscanf(sep, " - %63s", t);
+			snprintf(type, typelen, "%s", t);
+		}
 	}
 	fclose(f);
 	return found;
@@ -237,21 +250,9 @@ static bool is_mounted(const char *path)
  * restart needs no manual step. Only a dead mount of our own filesystem type is touched. */
 static void clear_dead_mount(const char *path)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mp[PATH_MAX], type[64];
-	bool ours = false;
+	char type[64];
 
-	if (!f)
-		return;
-	while (!ours && fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && !strcmp(mp, path) && sep &&
-		    sscanf(sep, " - %63s", type) == 1 && !strcmp(type, "fuse.plugdisk"))
-			ours = true;
-	}
-	fclose(f);
-	if (!ours)
+	if (!mount_at(path, type, sizeof(type)) || strcmp(type, "fuse.plugdisk"))
 		return;
 	{
 		struct statvfs sv;
@@ -300,9 +301,9 @@ static int check_mountpoint(const char *arg, char **out)
 		fprintf(stderr, "plugdisk: realpath %s: %s\n", arg, strerror(errno));
 		return EXIT_MOUNT;
 	}
-	if (is_mounted(real))
+	if (mount_at(real, NULL, 0))
 		clear_dead_mount(real);
-	if (is_mounted(real)) {
+	if (mount_at(real, NULL, 0)) {
 		fprintf(stderr, "plugdisk: mountpoint %s: something is already mounted there\n", real);
 		free(real);
 		return EXIT_MOUNT;
