@@ -188,49 +188,41 @@ void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg)
 	tls_inline_arg = arg;
 }
 
-void ctrl_issue(struct ctrl *c, struct request *list)
+/* Unit-test mode (no workers): run everything in this thread. Completions dispatch more;
+ * those are appended to the list of the outermost call instead of recursing. */
+static void ctrl_run_here(struct ctrl *c, struct request *list)
 {
-	struct request *tail, *mine = NULL;
-	unsigned int n = 0;
+	static __thread struct request *defer;
 
-	if (!list)
-		return;
-	if (!c->inline_exec && !tls_in_inline && tls_inline_fn && tls_inline_fn(tls_inline_arg)) {
-		mine = list;
-		list = list->work_next;
-		mine->work_next = NULL;
-	}
-	if (!list)
-		goto run_mine;
-	if (c->inline_exec) {
-		/* Unit-test mode: run everything in this thread. Completions dispatch more; those
-		 * are appended to the list of the outermost call instead of recursing. */
-		static __thread struct request *defer;
+	if (tls_in_inline) {
+		struct request **pp = &defer;
 
-		if (tls_in_inline) {
-			struct request **pp = &defer;
-
-			while (*pp)
-				pp = &(*pp)->work_next;
-			*pp = list;
-			return;
-		}
-		tls_in_inline = true;
-		defer = list;
-		while (defer) {
-			struct request *rq = defer;
-
-			defer = rq->work_next;
-			rq->work_next = NULL;
-			ctrl_exec(c, rq);
-		}
-		tls_in_inline = false;
+		while (*pp)
+			pp = &(*pp)->work_next;
+		*pp = list;
 		return;
 	}
-	for (tail = list;; tail = tail->work_next) {
+	tls_in_inline = true;
+	defer = list;
+	while (defer) {
+		struct request *rq = defer;
+
+		defer = rq->work_next;
+		rq->work_next = NULL;
+		ctrl_exec(c, rq);
+	}
+	tls_in_inline = false;
+}
+
+/* Append @list to the workers' list and wake as many workers as it has requests. */
+static void ctrl_queue_work(struct ctrl *c, struct request *list)
+{
+	struct request *tail = list;
+	unsigned int n = 1;
+
+	while (tail->work_next) {
+		tail = tail->work_next;
 		n++;
-		if (!tail->work_next)
-			break;
 	}
 	pthread_mutex_lock(&c->pool_lock);
 	if (c->work_tail)
@@ -243,12 +235,31 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		pthread_cond_signal(&c->pool_cond);
 	else
 		pthread_cond_broadcast(&c->pool_cond);
-run_mine:
-	if (mine) {
-		tls_in_inline = true;
-		ctrl_exec(c, mine);
-		tls_in_inline = false;
+}
+
+void ctrl_issue(struct ctrl *c, struct request *list)
+{
+	struct request *mine;
+
+	if (!list)
+		return;
+	if (c->inline_exec) {
+		ctrl_run_here(c, list);
+		return;
 	}
+	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
+		ctrl_queue_work(c, list);
+		return;
+	}
+	/* This thread runs the first request; the others go to the workers meanwhile. */
+	mine = list;
+	list = list->work_next;
+	mine->work_next = NULL;
+	if (list)
+		ctrl_queue_work(c, list);
+	tls_in_inline = true;
+	ctrl_exec(c, mine);
+	tls_in_inline = false;
 }
 
 int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
