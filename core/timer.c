@@ -211,14 +211,18 @@ int timer_init(struct timer *t, bool threaded)
 
 void timer_stop(struct timer *t)
 {
+	bool was;
+
 	if (!t->threaded)
-		return;
+		return; /* written once by timer_init(), read-only after */
 	pthread_mutex_lock(&t->lock);
+	was = t->stop;
 	t->stop = true;
 	pthread_mutex_unlock(&t->lock);
+	if (was)
+		return;
 	pthread_cond_signal(&t->cond);
 	pthread_join(t->thread, NULL);
-	t->threaded = false;
 }
 
 void timer_destroy(struct timer *t)
