@@ -9,9 +9,12 @@ require_cmd script stty
 
 pd_start -s 16M
 # run_on_pty KEYS DELAY: run top in a pty, type KEYS after DELAY s; the session goes to $T/tty.
+# The shell in the pty runs with job control (set -m), as an interactive shell does: top gets
+# its own foreground process group, so Ctrl-C signals top alone and the shell lives on to
+# report top's exit status and the terminal modes.
 run_on_pty() {
 	(sleep "$2"; printf "$1"; sleep 2) |
-		timeout 10 script -qfec "'$PLUGDISK' top '$MNT' 0.2; echo TOP_EXIT=\$?; stty -a" \
+		timeout 10 script -qfec "bash -c 'set -m; \"\$0\" top \"\$1\" 0.2; echo TOP_EXIT=\$?; stty -a' '$PLUGDISK' '$MNT'" \
 			"$T/tty" >/dev/null 2>&1
 }
 for key in q '\003'; do
