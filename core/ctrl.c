@@ -126,13 +126,19 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	c->p.workers = workers;
 }
 
+/* The time on the clock of @rq's queue: a fake clock in unit tests, as for the deadline. */
+static uint64_t rq_now(const struct request *rq)
+{
+	const struct queue *q = rq->queue;
+
+	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+}
+
 /* The backing I/O of @rq has finished: complete it now, or at its deadline. */
 static void ctrl_io_done(struct ctrl *c, struct request *rq)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
-		/* The queue's time base (a fake clock in unit tests), as for the deadline. */
-		struct queue *q = rq->queue;
-		uint64_t now = q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+		uint64_t now = rq_now(rq);
 
 		if (now < rq->deadline_ns) {
 			/* The device frees the slot at the deadline, however late the timer. */
@@ -151,16 +157,28 @@ static void ctrl_exec(struct ctrl *c, struct request *rq)
 	ctrl_io_done(c, rq);
 }
 
+/* An inline request that took longer than this hands the rest of its list to the workers:
+ * about what waking a worker and switching to it costs. */
+#define CTRL_INLINE_SLOW_NS (30 * 1000)
+
+/* Set in worker threads: a completion a worker runs dispatches more requests, and the worker
+ * goes back to the list itself, so only the requests beyond its own need another worker. */
+static __thread bool tls_worker;
+
 static void *ctrl_worker(void *arg)
 {
 	struct ctrl *c = arg;
 
+	tls_worker = true;
 	pthread_mutex_lock(&c->pool_lock);
 	for (;;) {
 		struct request *rq;
 
-		while (!c->work_head && !c->pool_stop)
+		while (!c->work_head && !c->pool_stop) {
+			c->nr_idle++;
 			pthread_cond_wait(&c->pool_cond, &c->pool_lock);
+			c->nr_idle--;
+		}
 		if (!c->work_head)
 			break;
 		rq = c->work_head;
@@ -214,11 +232,14 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 	tls_in_inline = false;
 }
 
-/* Append @list to the workers' list and wake as many workers as it has requests. */
-static void ctrl_queue_work(struct ctrl *c, struct request *list)
+/* Append @list to the workers' list and wake one idle worker per request, less the one the
+ * calling worker takes itself (@self). A busy worker picks up queued work when it finishes,
+ * so waking more workers than are idle, or than there is work, only costs futex calls and
+ * pool_lock contention. */
+static void ctrl_queue_work(struct ctrl *c, struct request *list, unsigned int self)
 {
 	struct request *tail = list;
-	unsigned int n = 1;
+	unsigned int n = 1, wake;
 
 	while (tail->work_next) {
 		tail = tail->work_next;
@@ -230,11 +251,12 @@ static void ctrl_queue_work(struct ctrl *c, struct request *list)
 	else
 		c->work_head = list;
 	c->work_tail = tail;
+	wake = n > self ? n - self : 0;
+	if (wake > c->nr_idle)
+		wake = c->nr_idle;
 	pthread_mutex_unlock(&c->pool_lock);
-	if (n == 1)
+	while (wake--)
 		pthread_cond_signal(&c->pool_cond);
-	else
-		pthread_cond_broadcast(&c->pool_cond);
 }
 
 void ctrl_issue(struct ctrl *c, struct request *list)
@@ -247,18 +269,37 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		ctrl_run_here(c, list);
 		return;
 	}
-	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
-		ctrl_queue_work(c, list);
+	if (tls_worker) {
+		ctrl_queue_work(c, list, 1);
 		return;
 	}
-	/* This thread runs the first request; the others go to the workers meanwhile. */
-	mine = list;
-	list = list->work_next;
-	mine->work_next = NULL;
-	if (list)
-		ctrl_queue_work(c, list);
+	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
+		ctrl_queue_work(c, list, 0);
+		return;
+	}
+	/* This thread runs the requests itself, in order, while each is quicker than handing it
+	 * to a worker would be (page-cache or tmpfs I/O of a few microseconds). Once one is
+	 * slow, the backing store is doing real I/O: the rest go to the workers, to run in
+	 * parallel, while this thread returns to its submitter. */
 	tls_in_inline = true;
-	ctrl_exec(c, mine);
+	while (list) {
+		uint64_t t0;
+		bool slow;
+
+		mine = list;
+		list = list->work_next;
+		mine->work_next = NULL;
+		/* Only the backing I/O is timed: the completion's reply may be preempted by the
+		 * task it wakes, which says nothing about the backing store. */
+		t0 = rq_now(mine);
+		mine->error = c->exec(c->exec_arg, mine);
+		slow = rq_now(mine) - t0 > CTRL_INLINE_SLOW_NS;
+		ctrl_io_done(c, mine);
+		if (list && slow) {
+			ctrl_queue_work(c, list, 0);
+			break;
+		}
+	}
 	tls_in_inline = false;
 }
 

@@ -40,6 +40,7 @@ struct ctrl {
 	pthread_mutex_t pool_lock;
 	pthread_cond_t pool_cond;	/* pool_lock: work arrived or stop */
 	struct request *work_head, *work_tail;	/* pool_lock */
+	unsigned int nr_idle;		/* pool_lock: workers waiting on pool_cond */
 	bool pool_stop;			/* pool_lock */
 	unsigned int nr_workers;	/* written at init, read-only after */
 	pthread_t *workers;

@@ -31,6 +31,7 @@ struct exec_rec {
 	uint64_t at; /* fake time of the exec */
 	uint64_t dispatch_ns, deadline_ns;
 	unsigned int seq; /* global event order (exec and end_io share it) */
+	pthread_t thread; /* the thread that ran it */
 };
 
 struct fake;
@@ -109,6 +110,7 @@ static inline int fake_exec(void *arg, struct request *rq)
 	e->dispatch_ns = rq->dispatch_ns;
 	e->deadline_ns = rq->deadline_ns;
 	e->seq = fake_next_seq(f);
+	e->thread = pthread_self();
 	if (in_flight > f->max_in_flight)
 		f->max_in_flight = in_flight;
 	for (struct bio *b = rq->bio; b; b = b->next) {

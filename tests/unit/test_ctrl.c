@@ -521,6 +521,57 @@ START_TEST(test_workers_complete_everything_once)
 }
 END_TEST
 
+static bool always_inline(void *arg)
+{
+	(void)arg;
+	return true;
+}
+
+/* A thread whose inline hook allows it runs the requests it dispatches. Quick ones (backend
+ * time @exec_ns under the hand-off cost) all run in that thread; after a slow one, the rest
+ * go to the workers. Returns how many of @n separate requests the dispatching thread ran. */
+static unsigned int run_dispatch_inline(uint64_t exec_ns, unsigned int n)
+{
+	static struct tbio b[16];
+	unsigned int mine = 0;
+
+	ck_assert_uint_le(n, 16);
+	fake_params(&F);
+	F.cp.workers = 2;
+	F.exec_ns = exec_ns;
+	fake_start(&F);
+	ctrl_set_thread_inline(always_inline, NULL);
+	for (unsigned int i = 0; i < n; i++)
+		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 64 * KiB, 4 * KiB);
+	ck_assert_uint_eq(F.nexec, 0); /* plugged */
+	queue_unplug_idle(&F.q);
+	queue_drain(&F.q);
+	ctrl_set_thread_inline(NULL, NULL);
+	pthread_mutex_lock(&F.log_lock);
+	ck_assert_uint_eq(F.nexec, n);
+	ck_assert_uint_eq(F.completions, n);
+	for (unsigned int i = 0; i < n; i++)
+		mine += pthread_equal(F.exec[i].thread, pthread_self()) != 0;
+	ck_assert_msg(pthread_equal(F.exec[0].thread, pthread_self()),
+		      "the first request did not run in the dispatching thread");
+	pthread_mutex_unlock(&F.log_lock);
+	assert_all_done_once(b, n);
+	fake_stop(&F);
+	return mine;
+}
+
+START_TEST(test_quick_requests_run_in_dispatching_thread)
+{
+	ck_assert_uint_eq(run_dispatch_inline(2 * US, 8), 8);
+}
+END_TEST
+
+START_TEST(test_slow_request_hands_rest_to_workers)
+{
+	ck_assert_uint_eq(run_dispatch_inline(1 * MS, 8), 1);
+}
+END_TEST
+
 static Suite *ctrl_suite(void)
 {
 	Suite *s = suite_create("ctrl");
@@ -556,6 +607,8 @@ static Suite *ctrl_suite(void)
 	tc = tcase_create("workers");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_workers_complete_everything_once);
+	tcase_add_test(tc, test_quick_requests_run_in_dispatching_thread);
+	tcase_add_test(tc, test_slow_request_hands_rest_to_workers);
 	suite_add_tcase(s, tc);
 	return s;
 }
