@@ -44,6 +44,8 @@ struct pd {
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */
 	pthread_t *threads;
+	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
+	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -744,13 +744,18 @@ static bool fuse_has_pending(int fd)
 	return poll(&pfd, 1, 0) > 0;
 }
 
-/* A receive thread runs the I/O it dispatches itself only when no other FUSE request is
- * waiting: otherwise it hands the I/O to a worker and goes back for the next request. */
+/* A receive thread runs the I/O it dispatches itself (as blk-mq issues directly from the
+ * submitter) unless that would leave FUSE requests waiting with no thread to read them: then
+ * it hands the I/O to a worker and goes back for the next request. A FUSE request is left
+ * waiting only when one is pending and every other receive thread is busy. */
 static __thread bool tls_fuse_idle; /* this thread just saw no FUSE request waiting */
 
 static bool pd_may_run_inline(void *arg)
 {
-	return tls_fuse_idle || !fuse_has_pending(*(int *)arg);
+	struct pd *pd = arg;
+
+	return tls_fuse_idle || __atomic_load_n(&pd->readers_waiting, __ATOMIC_RELAXED) ||
+	       !fuse_has_pending(pd->fuse_fd);
 }
 
 static void *pd_fuse_thread(void *arg)
@@ -758,9 +763,9 @@ static void *pd_fuse_thread(void *arg)
 	struct pd *pd = arg;
 	struct fuse_session *se = pd->se;
 	struct fuse_buf fbuf = { .mem = NULL };
-	int fd = fuse_session_fd(se);
+	int fd = pd->fuse_fd;
 
-	ctrl_set_thread_inline(pd_may_run_inline, &fd);
+	ctrl_set_thread_inline(pd_may_run_inline, pd);
 	while (!fuse_session_exited(se)) {
 		int res;
 
@@ -770,7 +775,9 @@ static void *pd_fuse_thread(void *arg)
 			queue_unplug_idle(&pd->q);
 			tls_fuse_idle = false;
 		}
+		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
 		res = fuse_session_receive_buf(se, &fbuf);
+		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
 		if (res == -EINTR || res == -EAGAIN)
 			continue;
 		if (res <= 0) {
@@ -799,6 +806,7 @@ int pd_fuse_start(struct pd *pd)
 	/* SIGUSR1 interrupts a blocked receive at shutdown (no SA_RESTART). */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
+	pd->fuse_fd = fuse_session_fd(pd->se);
 	pd->threads = calloc(pd->nr_threads, sizeof(*pd->threads));
 	if (!pd->threads)
 		return -ENOMEM;
