@@ -273,6 +273,22 @@ ratio() {
 		if (a == "NA" || b == "NA" || b == 0) print "n/a"; else printf "%.2f×\n", a / b }'
 }
 
+# median_ratio TARGET REF WORKLOAD: the median over the repetitions of TARGET's figure divided
+# by REF's from the same repetition. The two ran minutes apart at most, so a machine that is
+# slower for a while (a shared 2-core VM) moves both and the ratio keeps its meaning.
+median_ratio() {
+	awk -F'\t' -v t="$1" -v r="$2" -v w="$3" '
+		$2 != w { next }
+		$1 == t { a[++na] = $3 }
+		$1 == r { b[++nb] = $3 }
+		END {
+			for (i = 1; i <= na && i <= nb; i++)
+				if (a[i] != "NA" && b[i] != "NA" && b[i] > 0) print a[i] / b[i]
+		}' "$DATA" | sort -g | awk '{ v[NR] = $1 } END {
+			if (NR == 0) print "n/a"
+			else printf "%.2f×\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # md LINE...: print to stdout and append to the results file.
 md() { printf '%s\n' "$@" | tee -a "$RESULTS"; }
 
@@ -364,7 +380,7 @@ section_compare() {
 			case " $BENCH_TARGETS " in *" $ref "*) ;; *) continue ;; esac
 			row="| ${TSHORT[$t]} ÷ ${TSHORT[$ref]} |"
 			for i in "${!WL[@]}"; do
-				row+=" $(ratio "$(median "$t" "${WL[i]}")" "$(median "$ref" "${WL[i]}")") |"
+				row+=" $(median_ratio "$t" "$ref" "${WL[i]}") |"
 			done
 			md "$row"
 		done
@@ -372,7 +388,9 @@ section_compare() {
 	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
 		"write ends with fdatasync. fio: through \`losetup --direct-io=on\` (loop nomerges=2)," \
 		"libaio, iodepth 32, ${RT} s. ext4: mkfs.ext4 on the same kind of loop device, fio with" \
-		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes."
+		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes." \
+		"Figures are medians over the repetitions; a ratio is the median of the per-repetition" \
+		"ratios (both sides measured in the same repetition)."
 }
 
 # ---- Section: rate accuracy (plugdisk only) --------------------------------------------------
