@@ -302,13 +302,24 @@ declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
 	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)")
 declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk")
 
-compare_target() {
-	local t=$1 rep=$2 v w dev rw rr sw j=$W/fio.json
+# The comparison runs in three phases (dd, fio through a loop device, ext4). Within a
+# repetition each phase runs every target back to back, in an order that rotates between
+# repetitions, so that a target and its reference are measured seconds apart and neither is
+# always first.
+
+# cmp_start TARGET: a fresh image and the target started; on failure records NA for @2...
+cmp_start() {
+	local t=$1 v
+	shift
 	fresh_image
-	if ! start_target "$t"; then
-		for v in "${WL[@]}"; do put "$t" "$v" NA; done
-		return
-	fi
+	start_target "$t" && return 0
+	for v in "$@"; do put "$t" "$v" NA; done
+	return 1
+}
+
+phase_dd() {
+	local t=$1 rep=$2 w v
+	cmp_start "$t" ddw ddr || return 0
 	drop_caches
 	w=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$SIZE_MB conv=fdatasync,notrunc)
 	put "$t" ddw "$w"
@@ -316,29 +327,35 @@ compare_target() {
 	v=$(dd_mbps if="$DISK" of=/dev/null bs=1M count=$SIZE_MB)
 	put "$t" ddr "$v"
 	say "  $t rep $rep: dd write $w MB/s, read $v MB/s"
+	stop_target
+}
 
+phase_fio() {
+	local t=$1 rep=$2 dev rw=NA rr=NA sw=NA j=$W/fio.json
+	cmp_start "$t" rw4k rr4k sw4k || return 0
 	if loop_attach --direct-io=on "$DISK"; then
 		dev=$LOOPDEV
 		echo 2 >"/sys/block/$(basename "$dev")/queue/nomerges" 2>/dev/null || true
 		[ "$(loop_dio "$dev")" = 1 ] || say "  warning: $dev over $t has no direct I/O"
-		rw=NA rr=NA sw=NA
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randwrite --bs=4k --iodepth=32 &&
 			rw=$(jqn "$j" '.jobs[0].write.iops')
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randread --bs=4k --iodepth=32 &&
 			rr=$(jqn "$j" '.jobs[0].read.iops')
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=write --bs=4k --iodepth=32 &&
 			sw=$(jqn "$j" '.jobs[0].write.bw_bytes / 1e6')
-		put "$t" rw4k "$rw"; put "$t" rr4k "$rr"; put "$t" sw4k "$sw"
 		say "  $t rep $rep: loop dio=$(loop_dio "$dev"): randwrite $(fmt "$rw" iops) IOPS," \
 			"randread $(fmt "$rr" iops) IOPS, seq write 4k $(fmt "$sw" mbs) MB/s"
 		loop_detach "$dev"
-	else
-		put "$t" rw4k NA; put "$t" rr4k NA; put "$t" sw4k NA
 	fi
+	put "$t" rw4k "$rw"; put "$t" rr4k "$rr"; put "$t" sw4k "$sw"
+	stop_target
+}
 
-	# ext4 on a loop device over the disk: many small files, random 4 KiB reads and writes,
-	# fsync every 8 writes. The figure is reads + writes per second.
-	v=NA
+# ext4 on a loop device over the disk: many small files, random 4 KiB reads and writes, fsync
+# every 8 writes. The figure is reads + writes per second.
+phase_ext4() {
+	local t=$1 rep=$2 dev v=NA j=$W/fio.json
+	cmp_start "$t" ext4 || return 0
 	if loop_attach --direct-io=on "$DISK"; then
 		dev=$LOOPDEV
 		if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev" &&
@@ -359,12 +376,23 @@ compare_target() {
 	stop_target
 }
 
+# rotate N WORD...: the words, starting at the N-th (0-based, modulo their number).
+rotate() {
+	local n=$1
+	shift
+	local a=("$@") i
+	for i in "${!a[@]}"; do printf '%s ' "${a[(i + n) % ${#a[@]}]}"; done
+}
+
 section_compare() {
-	local rep t i row ref
+	local rep t i row ref phase
 	RT=$CMP_RT
 	say "comparison: $REPS repetition(s), ${RT} s per fio run, image $SIZE on tmpfs"
 	for rep in $(seq "$REPS"); do
-		for t in $BENCH_TARGETS; do compare_target "$t" "$rep"; done
+		for phase in dd fio ext4; do
+			# shellcheck disable=SC2046 # the rotated list is split on purpose
+			for t in $(rotate $((rep - 1)) $BENCH_TARGETS); do "phase_$phase" "$t" "$rep"; done
+		done
 	done
 	md "" "### Throughput, median of $REPS run(s)" ""
 	row="| |"; for i in "${!WL[@]}"; do row+=" ${WL_HEAD[i]} |"; done; md "$row"
