@@ -31,7 +31,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
 # (MISC_RT). RT is the one in force; each section sets it.
-if [ $QUICK = 1 ]; then REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1; else REPS=3 CMP_RT=10 ACC_RT=10 MISC_RT=10 RAMP=1; fi
+if [ $QUICK = 1 ]; then REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1; else REPS=5 CMP_RT=10 ACC_RT=10 MISC_RT=10 RAMP=1; fi
 REPS=${BENCH_REPS:-$REPS}
 if [ -n "${BENCH_RUNTIME:-}" ]; then CMP_RT=$BENCH_RUNTIME ACC_RT=$BENCH_RUNTIME MISC_RT=$BENCH_RUNTIME; fi
 RT=$CMP_RT
