@@ -32,6 +32,7 @@ SEEN_LOOPS=()
 cat >"$T/boot.sh" <<'EOS'
 set -eu
 B=$1 CG=$2
+shift 2
 mount -t tmpfs -o mode=0755 plugdisk-test "$B"
 mkdir -p "$B/u" "$B/w" "$B/r"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$B/u,workdir=$B/w" "$B/r"
@@ -40,6 +41,10 @@ mount --rbind /sys "$B/r/sys"
 mount --rbind /dev "$B/r/dev"
 mount -t tmpfs -o mode=0755 tmpfs "$B/r/run"
 mount -t tmpfs -o mode=1777 tmpfs "$B/r/tmp"
+# The source tree and the build, when they live under /tmp, stay visible in the namespace.
+for d in "$@"; do
+	case $d in /tmp/*) mkdir -p "$B/r$d" && mount --bind "$d" "$B/r$d" ;; esac
+done
 mkdir -p "$B/r/run/systemd/system"
 # Kernel settings are not namespaced: no sysctl, modules, binfmt or remount of /. Nor udev,
 # which would replay uevents of the host's devices, nor static /dev nodes in the host's /dev,
@@ -104,6 +109,7 @@ at_cleanup ns_teardown
 
 boot() {
 	unshare --pid --fork --mount --propagation private bash "$T/boot.sh" "$B" "$CG" \
+		"$TOP" "$(dirname "$PLUGDISK")" \
 		</dev/null >"$T/systemd.log" 2>&1 &
 	UPID=$!
 	local i
