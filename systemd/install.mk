@@ -14,8 +14,9 @@ SYSCONFDIR ?= /etc
 
 INSTALL ?= install
 
-# The unit, with the paths of this installation.
-$(B)/systemd/plugdisk@.service: systemd/plugdisk@.service.in
+# The unit, with the paths of this installation. Made on every install: the paths come from
+# the command line (BINDIR, SYSCONFDIR, PREFIX), which the file's date cannot tell.
+$(B)/systemd/plugdisk@.service: systemd/plugdisk@.service.in FORCE
 	@mkdir -p $(dir $@)
 	$(call quiet,GEN,$@)sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $< >$@
 
@@ -46,3 +47,6 @@ uninstall:
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/plugdisk 2>/dev/null
 
 .PHONY: units
+
+.PHONY: FORCE
+FORCE:
