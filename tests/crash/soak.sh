@@ -98,6 +98,7 @@ ioengine=libaio
 time_based=1
 verify=crc32c
 verify_fatal=1
+verify_state_save=0
 verify_backlog=128
 randrepeat=0
 
