@@ -151,15 +151,22 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 	queue_complete(rq->queue, rq);
 }
 
-static void ctrl_exec(struct ctrl *c, struct request *rq)
-{
-	rq->error = c->exec(c->exec_arg, rq);
-	ctrl_io_done(c, rq);
-}
-
-/* An inline request that took longer than this hands the rest of its list to the workers:
- * about what waking a worker and switching to it costs. */
+/* An inline request whose backing I/O took longer than this hands the rest of its list to
+ * the workers: about what waking a worker and switching to it costs. */
 #define CTRL_INLINE_SLOW_NS (30 * 1000)
+
+/* Run @rq's backing I/O and complete it. Returns whether the backing I/O alone (not the
+ * completion, whose reply may be preempted by the task it wakes) was slow. */
+static bool ctrl_exec(struct ctrl *c, struct request *rq)
+{
+	uint64_t t0 = rq_now(rq);
+	bool slow;
+
+	rq->error = c->exec(c->exec_arg, rq);
+	slow = rq_now(rq) - t0 > CTRL_INLINE_SLOW_NS;
+	ctrl_io_done(c, rq);
+	return slow;
+}
 
 /* Set in worker threads: a completion a worker runs dispatches more requests, and the worker
  * goes back to the list itself, so only the requests beyond its own need another worker. */
@@ -283,19 +290,10 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	 * parallel, while this thread returns to its submitter. */
 	tls_in_inline = true;
 	while (list) {
-		uint64_t t0;
-		bool slow;
-
 		mine = list;
 		list = list->work_next;
 		mine->work_next = NULL;
-		/* Only the backing I/O is timed: the completion's reply may be preempted by the
-		 * task it wakes, which says nothing about the backing store. */
-		t0 = rq_now(mine);
-		mine->error = c->exec(c->exec_arg, mine);
-		slow = rq_now(mine) - t0 > CTRL_INLINE_SLOW_NS;
-		ctrl_io_done(c, mine);
-		if (list && slow) {
+		if (ctrl_exec(c, mine) && list) {
 			ctrl_queue_work(c, list, 0);
 			break;
 		}
