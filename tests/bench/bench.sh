@@ -249,13 +249,18 @@ DATA=$W/results.tsv
 : >"$DATA"
 put() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$DATA"; }
 
+# median_of: the median of the numbers on stdin, one per line (NA when none).
+median_of() {
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) print "NA"
+		else if (NR % 2) print v[(NR + 1) / 2]
+		else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 # median TARGET WORKLOAD: the median of the recorded values (NA when none).
 median() {
 	awk -F'\t' -v t="$1" -v w="$2" '$1 == t && $2 == w && $3 != "NA" { print $3 }' "$DATA" |
-		sort -g | awk '{ v[NR] = $1 } END {
-			if (NR == 0) print "NA"
-			else if (NR % 2) print v[(NR + 1) / 2]
-			else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		median_of
 }
 
 # fmt VALUE UNIT: human figure. IOPS and ops/s get a k suffix.
@@ -274,8 +279,8 @@ ratio() {
 }
 
 # median_ratio TARGET REF WORKLOAD: the median over the repetitions of TARGET's figure divided
-# by REF's from the same repetition. The two ran minutes apart at most, so a machine that is
-# slower for a while (a shared 2-core VM) moves both and the ratio keeps its meaning.
+# by REF's from the same repetition. The two ran seconds apart, so a machine that is slower for
+# a while (a shared 2-core VM) moves both and the ratio keeps its meaning.
 median_ratio() {
 	awk -F'\t' -v t="$1" -v r="$2" -v w="$3" '
 		$2 != w { next }
@@ -284,9 +289,7 @@ median_ratio() {
 		END {
 			for (i = 1; i <= na && i <= nb; i++)
 				if (a[i] != "NA" && b[i] != "NA" && b[i] > 0) print a[i] / b[i]
-		}' "$DATA" | sort -g | awk '{ v[NR] = $1 } END {
-			if (NR == 0) print "n/a"
-			else printf "%.2f×\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		}' "$DATA" | median_of | awk '{ if ($1 == "NA") print "n/a"; else printf "%.2f×\n", $1 }'
 }
 
 # md LINE...: print to stdout and append to the results file.
