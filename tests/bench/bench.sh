@@ -6,8 +6,8 @@
 #
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
 # BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
-# merge plug cpu stats core"), BENCH_REPS and BENCH_RUNTIME override the repetitions and the
-# seconds per timed run.
+# merge plug cpu stats core"). BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the
+# comparison's rounds, the other sections' repetitions and the seconds per timed run.
 
 set -u
 export LC_ALL=C
@@ -31,7 +31,12 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
 # (MISC_RT). RT is the one in force; each section sets it.
-if [ $QUICK = 1 ]; then REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1; else REPS=5 CMP_RT=10 ACC_RT=10 MISC_RT=10 RAMP=1; fi
+if [ $QUICK = 1 ]; then
+	ROUNDS=1 REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1
+else
+	ROUNDS=9 REPS=5 CMP_RT=4 ACC_RT=10 MISC_RT=10 RAMP=1
+fi
+ROUNDS=${BENCH_ROUNDS:-$ROUNDS}
 REPS=${BENCH_REPS:-$REPS}
 if [ -n "${BENCH_RUNTIME:-}" ]; then CMP_RT=$BENCH_RUNTIME ACC_RT=$BENCH_RUNTIME MISC_RT=$BENCH_RUNTIME; fi
 RT=$CMP_RT
@@ -80,18 +85,21 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mount -t tmpfs -o size=1200M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
+mount -t tmpfs -o size=2800M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
 
 # ---- Small helpers ---------------------------------------------------------------------------
 
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
-# Drop finished PIDs from the cleanup list.
-forget_pid() {
-	local p keep=()
-	for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-	PIDS=("${keep[@]}")
+# forget_word ARRAY WORD: drop WORD from the named cleanup list.
+forget_word() {
+	local -n list=$1
+	local e keep=()
+	for e in "${list[@]}"; do [ "$e" = "$2" ] || keep+=("$e"); done
+	list=("${keep[@]}")
 }
+# Drop a finished PID from the cleanup list.
+forget_pid() { forget_word PIDS "$1"; }
 
 # dd_mbps DD-ARGS...: run dd, print decimal MB/s computed from its byte count and seconds.
 dd_mbps() {
@@ -123,13 +131,12 @@ loop_attach() {
 # detach is deferred while someone (udev probing after an umount) holds the device open, and
 # until then the FUSE mount under it cannot be unmounted.
 loop_detach() {
-	local p i keep=() sys
+	local i sys
 	sys=/sys/block/$(basename "$1")/loop/backing_file
 	losetup -d "$1"
 	for i in $(seq 100); do [ -e "$sys" ] || break; sleep 0.1; done
 	[ -e "$sys" ] && echo "bench: $1 still attached after 10 s" >&2
-	for p in "${LOOPS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-	LOOPS=("${keep[@]}")
+	forget_word LOOPS "$1"
 }
 loop_dio() { cat "/sys/block/$(basename "$1")/loop/dio" 2>/dev/null || echo '?'; }
 
@@ -163,7 +170,7 @@ start_target() {
 		DPID=$!
 		;;
 	nbd | nbdrate)
-		local sock=$W/nbd.sock filter=()
+		local sock=$MNT.sock filter=()
 		rm -f "$sock"
 		[ "$TARGET" = nbdrate ] && filter=(--filter=rate)
 		nbdkit -f -U "$sock" "${filter[@]}" file "$IMG" "$@" >>"$W/nbdkit.log" 2>&1 &
@@ -236,7 +243,7 @@ stop_target() {
 	esac
 	if [ -n "$DPID" ]; then forget_pid "$DPID"; fi
 	fuse_unmount
-	FUSE_MNTS=()
+	forget_word FUSE_MNTS "$MNT"
 	TARGET=
 }
 
@@ -305,78 +312,37 @@ declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
 	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)")
 declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk")
 
-# The comparison runs in three phases (dd, fio through a loop device, ext4). Within a
-# repetition each phase runs every target back to back, in an order that rotates between
-# repetitions, so that a target and its reference are measured seconds apart and neither is
-# always first.
+# Every comparison target stays mounted for the whole comparison, each on its own image and
+# mountpoint. The comparison runs in three phases (dd, fio through a loop device, ext4); each
+# phase runs $ROUNDS rounds, and a round runs one workload on every target back to back, in an
+# order that rotates between rounds. A target and its reference are so measured seconds apart,
+# neither is always first, and a round's ratio is not skewed by the machine being slower for a
+# while (a shared 2-core VM).
+declare -A C_DISK=() C_DPID=() C_NBDPID=() C_MNT=() C_DEV=()
 
-# cmp_start TARGET: a fresh image and the target started; on failure records NA for @2...
-cmp_start() {
-	local t=$1 v
-	shift
-	fresh_image
-	start_target "$t" && return 0
-	for v in "$@"; do put "$t" "$v" NA; done
-	return 1
+# cmp_up: start every target on a fresh image of its own. A target that fails is left out
+# (its figures are NA).
+cmp_up() {
+	local t
+	for t in $BENCH_TARGETS; do
+		MNT=$W/mnt-$t IMG=$SHM/cmp-$t.img
+		mkdir -p "$MNT"
+		fresh_image
+		start_target "$t" || { say "  $t did not start; its figures are n/a"; continue; }
+		C_DISK[$t]=$DISK C_DPID[$t]=$DPID C_NBDPID[$t]=$NBDKIT_PID C_MNT[$t]=$MNT
+	done
+	MNT=$W/mnt IMG=$SHM/disk.img
 }
 
-phase_dd() {
-	local t=$1 rep=$2 w v
-	cmp_start "$t" ddw ddr || return 0
-	drop_caches
-	w=$(dd_mbps if=/dev/zero of="$DISK" bs=1M count=$SIZE_MB conv=fdatasync,notrunc)
-	put "$t" ddw "$w"
-	drop_caches
-	v=$(dd_mbps if="$DISK" of=/dev/null bs=1M count=$SIZE_MB)
-	put "$t" ddr "$v"
-	say "  $t rep $rep: dd write $w MB/s, read $v MB/s"
-	stop_target
-}
-
-phase_fio() {
-	local t=$1 rep=$2 dev rw=NA rr=NA sw=NA j=$W/fio.json
-	cmp_start "$t" rw4k rr4k sw4k || return 0
-	if loop_attach --direct-io=on "$DISK"; then
-		dev=$LOOPDEV
-		echo 2 >"/sys/block/$(basename "$dev")/queue/nomerges" 2>/dev/null || true
-		[ "$(loop_dio "$dev")" = 1 ] || say "  warning: $dev over $t has no direct I/O"
-		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randwrite --bs=4k --iodepth=32 &&
-			rw=$(jqn "$j" '.jobs[0].write.iops')
-		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=randread --bs=4k --iodepth=32 &&
-			rr=$(jqn "$j" '.jobs[0].read.iops')
-		run_fio "$j" "${FIO_DIRECT[@]}" --filename="$dev" --rw=write --bs=4k --iodepth=32 &&
-			sw=$(jqn "$j" '.jobs[0].write.bw_bytes / 1e6')
-		say "  $t rep $rep: loop dio=$(loop_dio "$dev"): randwrite $(fmt "$rw" iops) IOPS," \
-			"randread $(fmt "$rr" iops) IOPS, seq write 4k $(fmt "$sw" mbs) MB/s"
-		loop_detach "$dev"
-	fi
-	put "$t" rw4k "$rw"; put "$t" rr4k "$rr"; put "$t" sw4k "$sw"
-	stop_target
-}
-
-# ext4 on a loop device over the disk: many small files, random 4 KiB reads and writes, fsync
-# every 8 writes. The figure is reads + writes per second.
-phase_ext4() {
-	local t=$1 rep=$2 dev v=NA j=$W/fio.json
-	cmp_start "$t" ext4 || return 0
-	if loop_attach --direct-io=on "$DISK"; then
-		dev=$LOOPDEV
-		if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "$dev" &&
-			mount "$dev" "$EXT4"; then
-			FS_MNTS+=("$EXT4")
-			run_fio "$j" --name=smallfiles --directory="$EXT4" --numjobs=4 --nrfiles=256 \
-				--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 \
-				--ioengine=psync --file_service_type=random --openfiles=32 --time_based \
-				--ramp_time="$RAMP" --group_reporting &&
-				v=$(jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops')
-			umount "$EXT4"
-			FS_MNTS=()
-		fi
-		loop_detach "$dev"
-	fi
-	put "$t" ext4 "$v"
-	say "  $t rep $rep: ext4 small files $(fmt "$v" ops) ops/s"
-	stop_target
+cmp_down() {
+	local t
+	for t in "${!C_DISK[@]}"; do
+		TARGET=$t MNT=${C_MNT[$t]} DPID=${C_DPID[$t]} NBDKIT_PID=${C_NBDPID[$t]}
+		stop_target
+		rm -f "$SHM/cmp-$t.img"
+	done
+	C_DISK=() C_DPID=() C_NBDPID=() C_MNT=()
+	MNT=$W/mnt IMG=$SHM/disk.img
 }
 
 # rotate N WORD...: the words, starting at the N-th (0-based, modulo their number).
@@ -387,17 +353,119 @@ rotate() {
 	for i in "${!a[@]}"; do printf '%s ' "${a[(i + n) % ${#a[@]}]}"; done
 }
 
-section_compare() {
-	local rep t i row ref phase
-	RT=$CMP_RT
-	say "comparison: $REPS repetition(s), ${RT} s per fio run, image $SIZE on tmpfs"
-	for rep in $(seq "$REPS"); do
-		for phase in dd fio ext4; do
-			# shellcheck disable=SC2046 # the rotated list is split on purpose
-			for t in $(rotate $((rep - 1)) $BENCH_TARGETS); do "phase_$phase" "$t" "$rep"; done
+# cmp_order ROUND: the targets, rotated by the round number.
+# shellcheck disable=SC2086 # the list is split on purpose
+cmp_order() { rotate $(($1 - 1)) $BENCH_TARGETS; }
+
+# cmp_loops [LOSETUP-ARGS]: a loop device with direct I/O over every live target (C_DEV).
+cmp_loops() {
+	local t
+	C_DEV=()
+	for t in "${!C_DISK[@]}"; do
+		loop_attach --direct-io=on "${C_DISK[$t]}" || continue
+		C_DEV[$t]=$LOOPDEV
+		[ "$(loop_dio "$LOOPDEV")" = 1 ] || say "  warning: $LOOPDEV over $t has no direct I/O"
+	done
+}
+cmp_unloop() {
+	local t
+	for t in "${!C_DEV[@]}"; do loop_detach "${C_DEV[$t]}"; done
+	C_DEV=()
+}
+
+phase_dd() {
+	local rep t w r
+	for rep in $(seq "$ROUNDS"); do
+		for t in $(cmp_order "$rep"); do
+			w=NA r=NA
+			if [ -n "${C_DISK[$t]:-}" ]; then
+				drop_caches
+				w=$(dd_mbps if=/dev/zero of="${C_DISK[$t]}" bs=1M count=$SIZE_MB conv=fdatasync,notrunc)
+				drop_caches
+				r=$(dd_mbps if="${C_DISK[$t]}" of=/dev/null bs=1M count=$SIZE_MB)
+			fi
+			put "$t" ddw "$w"; put "$t" ddr "$r"
+			say "  round $rep $t: dd write $w MB/s, read $r MB/s"
 		done
 	done
-	md "" "### Throughput, median of $REPS run(s)" ""
+}
+
+# fio_wl WORKLOAD: the fio arguments, JSON expression and unit of a loop-device workload.
+declare -A FIO_RW=([rw4k]=randwrite [rr4k]=randread [sw4k]=write)
+declare -A FIO_JQ=([rw4k]='.jobs[0].write.iops' [rr4k]='.jobs[0].read.iops'
+	[sw4k]='.jobs[0].write.bw_bytes / 1e6')
+
+phase_fio() {
+	local rep t wl v line j=$W/fio.json
+	cmp_loops
+	for t in "${!C_DEV[@]}"; do
+		echo 2 >"/sys/block/$(basename "${C_DEV[$t]}")/queue/nomerges" 2>/dev/null || true
+	done
+	for rep in $(seq "$ROUNDS"); do
+		for wl in rw4k rr4k sw4k; do
+			line="  round $rep ${FIO_RW[$wl]} 4k:"
+			for t in $(cmp_order "$rep"); do
+				v=NA
+				if [ -n "${C_DEV[$t]:-}" ] &&
+					run_fio "$j" "${FIO_DIRECT[@]}" --filename="${C_DEV[$t]}" \
+						--rw="${FIO_RW[$wl]}" --bs=4k --iodepth=32; then
+					v=$(jqn "$j" "${FIO_JQ[$wl]}")
+				fi
+				put "$t" "$wl" "$v"
+				line+=" $t $(fmt "$v" "$([ $wl = sw4k ] && echo mbs || echo iops)")"
+			done
+			say "$line"
+		done
+	done
+	cmp_unloop
+}
+
+# ext4 on a loop device over each disk: many small files, random 4 KiB reads and writes, fsync
+# every 8 writes. The figure is reads + writes per second.
+phase_ext4() {
+	local rep t v line j=$W/fio.json dir
+	declare -A fsdir=()
+	cmp_loops
+	for t in "${!C_DEV[@]}"; do
+		dir=$W/ext4-$t
+		mkdir -p "$dir"
+		if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "${C_DEV[$t]}" &&
+			mount "${C_DEV[$t]}" "$dir"; then
+			FS_MNTS+=("$dir")
+			fsdir[$t]=$dir
+		fi
+	done
+	for rep in $(seq "$ROUNDS"); do
+		line="  round $rep ext4 small files:"
+		for t in $(cmp_order "$rep"); do
+			v=NA
+			if [ -n "${fsdir[$t]:-}" ] &&
+				run_fio "$j" --name=smallfiles --directory="${fsdir[$t]}" --numjobs=4 \
+					--nrfiles=256 --filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 \
+					--fsync=8 --ioengine=psync --file_service_type=random --openfiles=32 \
+					--time_based --ramp_time="$RAMP" --group_reporting; then
+				v=$(jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops')
+			fi
+			put "$t" ext4 "$v"
+			line+=" $t $(fmt "$v" ops)"
+		done
+		say "$line"
+	done
+	for t in "${!fsdir[@]}"; do
+		umount "${fsdir[$t]}"
+		forget_word FS_MNTS "${fsdir[$t]}"
+	done
+	cmp_unloop
+}
+
+section_compare() {
+	local t i row ref phase
+	RT=$CMP_RT
+	say "comparison: $ROUNDS round(s), ${RT} s per fio run, images of $SIZE on tmpfs"
+	cmp_up
+	for phase in dd fio ext4; do "phase_$phase"; done
+	cmp_down
+	md "" "### Throughput, median of $ROUNDS round(s)" ""
 	row="| |"; for i in "${!WL[@]}"; do row+=" ${WL_HEAD[i]} |"; done; md "$row"
 	row="|---|"; for i in "${!WL[@]}"; do row+="---|"; done; md "$row"
 	for t in $BENCH_TARGETS; do
@@ -419,9 +487,11 @@ section_compare() {
 	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
 		"write ends with fdatasync. fio: through \`losetup --direct-io=on\` (loop nomerges=2)," \
 		"libaio, iodepth 32, ${RT} s. ext4: mkfs.ext4 on the same kind of loop device, fio with" \
-		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes." \
-		"Figures are medians over the repetitions; a ratio is the median of the per-repetition" \
-		"ratios (both sides measured in the same repetition)."
+		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes" \
+		"(one filesystem per target for all rounds). All targets stay mounted side by side, each" \
+		"on its own image; a round runs one workload on each in turn, in an order that rotates." \
+		"Figures are medians over the rounds; a ratio is the median of the per-round ratios" \
+		"(both sides measured seconds apart in the same round)."
 }
 
 # ---- Section: rate accuracy (plugdisk only) --------------------------------------------------
