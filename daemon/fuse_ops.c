@@ -371,6 +371,7 @@ struct pd_io {
 	size_t reply_len;	/* bytes to report on success */
 	struct pd *pd;
 	size_t charged;		/* bytes of data taken from the daemon's data budget */
+	void *rxbuf;		/* a receive buffer this write took over (its data), or NULL */
 	struct iovec iov;
 	char data[];		/* the read or write buffer */
 };
@@ -403,10 +404,27 @@ static void pd_data_put(struct pd *pd, size_t bytes)
 	pthread_cond_broadcast(&pd->data_cond);
 }
 
+/* The receive thread's buffer, which libfuse fills and reuses for every request it reads. */
+static __thread struct fuse_buf *tls_rxbuf;
+
+/* A receive buffer a write took over is done with. A receive thread that has none (it took
+ * its own over and completes the write before its next read, as in a synchronous stream)
+ * gets it back; libfuse's buffers are all of one size. */
+static void pd_rxbuf_release(void *mem)
+{
+	if (tls_rxbuf && !tls_rxbuf->mem) {
+		tls_rxbuf->mem = mem;
+		return;
+	}
+	free(mem);
+}
+
 static void pd_io_free(struct pd_io *io)
 {
 	if (io->charged)
 		pd_data_put(io->pd, io->charged);
+	if (io->rxbuf)
+		pd_rxbuf_release(io->rxbuf);
 	free(io);
 }
 
@@ -551,6 +569,46 @@ static void stats_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
 	fuse_reply_write(req, n);
 }
 
+/* A large write keeps its data where libfuse read it: the bio takes over the receive buffer,
+ * and the thread gets a new one at its next read (libfuse allocates one when fbuf.mem is
+ * NULL) unless the write has completed by then and given it back. That spares a copy of up
+ * to max_write bytes per request; a small write is cheaper to copy than a buffer of
+ * max_write is to allocate. The whole buffer (libfuse's: max_write and a page for the
+ * header) is charged to the data budget, since that is what stays allocated. Returns NULL
+ * when the data is not in this thread's receive buffer (the caller copies it then). */
+#define PD_RXBUF_TAKE_MIN (64u * 1024u)
+#define PD_RXBUF_SIZE (PD_MAX_WRITE + 4096u)
+
+static struct pd_io *pd_write_take_rxbuf(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
+					 uint64_t off, size_t size)
+{
+	struct fuse_buf *rx = tls_rxbuf;
+	const struct fuse_buf *b = &bufv->buf[0];
+	struct pd_io *io;
+	char *data;
+
+	if (!rx || !rx->mem || bufv->count != 1 || bufv->idx || (b->flags & FUSE_BUF_IS_FD))
+		return NULL;
+	data = (char *)b->mem + bufv->off;
+	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
+		return NULL;
+	pd_data_get(pd, PD_RXBUF_SIZE);
+	io = pd_io_new(req, BIO_OP_WRITE, off, size, 0);
+	if (!io) {
+		pd_data_put(pd, PD_RXBUF_SIZE);
+		return NULL;
+	}
+	io->pd = pd;
+	io->charged = PD_RXBUF_SIZE;
+	io->rxbuf = rx->mem;
+	rx->mem = NULL;
+	io->iov.iov_base = data;
+	io->iov.iov_len = size;
+	io->bio.iov = &io->iov;
+	io->bio.iovcnt = 1;
+	return io;
+}
+
 static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
@@ -580,6 +638,13 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
+	if (size >= PD_RXBUF_TAKE_MIN) {
+		io = pd_write_take_rxbuf(pd, req, bufv, (uint64_t)off, size);
+		if (io) {
+			queue_submit(&pd->q, &io->bio);
+			return;
+		}
+	}
 	io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
@@ -771,6 +836,7 @@ static void *pd_fuse_thread(void *arg)
 	int fd = pd->fuse_fd;
 
 	ctrl_set_thread_inline(pd_may_run_inline, pd);
+	tls_rxbuf = &fbuf;
 	while (!fuse_session_exited(se)) {
 		int res;
 
@@ -795,6 +861,7 @@ static void *pd_fuse_thread(void *arg)
 		}
 		fuse_session_process_buf(se, &fbuf);
 	}
+	tls_rxbuf = NULL;
 	free(fbuf.mem);
 	/* The kernel ended the session (unmounted from outside): tell the main thread. */
 	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))

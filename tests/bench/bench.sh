@@ -6,8 +6,9 @@
 #
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
 # BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
-# merge plug cpu stats core"). BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the
-# comparison's rounds, the other sections' repetitions and the seconds per timed run.
+# merge plug cpu stats core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
+# BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds, the other
+# sections' repetitions and the seconds per timed run.
 
 set -u
 export LC_ALL=C
@@ -28,6 +29,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${RESULTS:=$TOP/build/bench-results.md}"
 : "${BENCH_TARGETS:=raw ref nbd pd}"
 : "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats core}"
+: "${BENCH_PHASES:=dd fio ext4}"
 
 # Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
 # (MISC_RT). RT is the one in force; each section sets it.
@@ -465,7 +467,9 @@ section_compare() {
 	RT=$CMP_RT
 	say "comparison: $ROUNDS round(s), ${RT} s per fio run, images of $SIZE on tmpfs"
 	cmp_up
-	for phase in dd fio ext4; do "phase_$phase"; done
+	for phase in $BENCH_PHASES; do
+		case $phase in dd | fio | ext4) "phase_$phase" ;; *) die "unknown phase $phase" ;; esac
+	done
 	cmp_down
 	md "" "### Throughput, median of $ROUNDS round(s)" ""
 	row="| |"; for i in "${!WL[@]}"; do row+=" ${WL_HEAD[i]} |"; done; md "$row"
