@@ -60,8 +60,8 @@ done
 # store is never the limit. Cleanup unmounts in reverse order, detaches loop devices and ends
 # the daemons this script started, by PID.
 W=$(mktemp -d /tmp/plugdisk-bench.XXXXXX) || die "mktemp failed"
-SHM=$W/shm MNT=$W/mnt EXT4=$W/ext4 IMG=$W/shm/disk.img
-mkdir -p "$SHM" "$MNT" "$EXT4"
+SHM=$W/shm MNT=$W/mnt IMG=$W/shm/disk.img
+mkdir -p "$SHM" "$MNT"
 LOOPS=() PIDS=() FUSE_MNTS=() FS_MNTS=()
 
 cleanup() {
@@ -320,33 +320,34 @@ declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk"
 # order that rotates between rounds. A target and its reference are so measured seconds apart,
 # neither is always first, and a round's ratio is not skewed by the machine being slower for a
 # while (a shared 2-core VM).
-declare -A C_DISK=() C_DPID=() C_NBDPID=() C_MNT=() C_DEV=()
+declare -A C_DISK=() C_DPID=() C_NBDPID=() C_DEV=()
+declare -A WL_UNIT_OF=()
+for i in "${!WL[@]}"; do WL_UNIT_OF[${WL[i]}]=${WL_UNIT[i]}; done
 
 # cmp_up: start every target on an image of its own, written in full first, so that every
 # round finds every image in the same state (a first write into a fresh tmpfs page costs more
-# than an overwrite). A target that fails is left out (its figures are NA).
+# than an overwrite). A target that fails is left out (its figures are NA). The target state
+# that start_target sets is local here: the other sections keep $MNT and $IMG.
 cmp_up() {
-	local t
+	local t MNT IMG TARGET DISK DPID NBDKIT_PID
 	for t in $BENCH_TARGETS; do
 		MNT=$W/mnt-$t IMG=$SHM/cmp-$t.img
 		mkdir -p "$MNT"
 		rm -f "$IMG"
 		dd if=/dev/zero of="$IMG" bs=1M count=$SIZE_MB status=none || die "cannot write $IMG"
 		start_target "$t" || { say "  $t did not start; its figures are n/a"; continue; }
-		C_DISK[$t]=$DISK C_DPID[$t]=$DPID C_NBDPID[$t]=$NBDKIT_PID C_MNT[$t]=$MNT
+		C_DISK[$t]=$DISK C_DPID[$t]=$DPID C_NBDPID[$t]=$NBDKIT_PID
 	done
-	MNT=$W/mnt IMG=$SHM/disk.img
 }
 
 cmp_down() {
-	local t
+	local t MNT TARGET DPID NBDKIT_PID
 	for t in "${!C_DISK[@]}"; do
-		TARGET=$t MNT=${C_MNT[$t]} DPID=${C_DPID[$t]} NBDKIT_PID=${C_NBDPID[$t]}
+		TARGET=$t MNT=$W/mnt-$t DPID=${C_DPID[$t]} NBDKIT_PID=${C_NBDPID[$t]}
 		stop_target
 		rm -f "$SHM/cmp-$t.img"
 	done
-	C_DISK=() C_DPID=() C_NBDPID=() C_MNT=()
-	MNT=$W/mnt IMG=$SHM/disk.img
+	C_DISK=() C_DPID=() C_NBDPID=()
 }
 
 # rotate N WORD...: the words, starting at the N-th (0-based, modulo their number).
@@ -357,11 +358,23 @@ rotate() {
 	for i in "${!a[@]}"; do printf '%s ' "${a[(i + n) % ${#a[@]}]}"; done
 }
 
-# cmp_order ROUND: the targets, rotated by the round number.
-# shellcheck disable=SC2086 # the list is split on purpose
-cmp_order() { rotate $(($1 - 1)) $BENCH_TARGETS; }
+# cmp_round ROUND WORKLOAD LABEL FN [ARGS...]: one round of WORKLOAD: `FN TARGET ARGS...` on
+# every target, in an order rotated by the round number. FN prints the figure; a target that
+# is not up or an FN that fails gets NA. Logs the round on one line.
+cmp_round() {
+	local rep=$1 wl=$2 line="  round $1 $3:" fn=$4 t v
+	shift 4
+	# shellcheck disable=SC2046,SC2086 # the lists are split on purpose
+	for t in $(rotate $((rep - 1)) $BENCH_TARGETS); do
+		v=NA
+		if [ -n "${C_DISK[$t]:-}" ]; then v=$("$fn" "$t" "$@") || v=NA; fi
+		put "$t" "$wl" "$v"
+		line+=" $t $(fmt "$v" "${WL_UNIT_OF[$wl]}")"
+	done
+	say "$line"
+}
 
-# cmp_loops [LOSETUP-ARGS]: a loop device with direct I/O over every live target (C_DEV).
+# cmp_loops: a loop device with direct I/O over every live target (C_DEV).
 cmp_loops() {
 	local t
 	C_DEV=()
@@ -391,86 +404,70 @@ dd_passes() {
 	done
 	echo "$all" | awk '{ for (i = 1; i <= NF; i++) s += 1 / $i; printf "%.1f\n", NF / s }'
 }
+dd_write() { dd_passes if=/dev/zero of="${C_DISK[$1]}" bs=1M count=$SIZE_MB conv=fdatasync,notrunc; }
+dd_read() { dd_passes if="${C_DISK[$1]}" of=/dev/null bs=1M count=$SIZE_MB; }
 
 phase_dd() {
-	local rep t w r
+	local rep
 	for rep in $(seq "$ROUNDS"); do
-		for t in $(cmp_order "$rep"); do
-			w=NA r=NA
-			if [ -n "${C_DISK[$t]:-}" ]; then
-				w=$(dd_passes if=/dev/zero of="${C_DISK[$t]}" bs=1M count=$SIZE_MB conv=fdatasync,notrunc)
-				r=$(dd_passes if="${C_DISK[$t]}" of=/dev/null bs=1M count=$SIZE_MB)
-			fi
-			put "$t" ddw "$w"; put "$t" ddr "$r"
-			say "  round $rep $t: dd write $w MB/s, read $r MB/s ($DD_PASSES pass(es) each)"
-		done
+		cmp_round "$rep" ddw "dd write ($DD_PASSES pass(es))" dd_write
+		cmp_round "$rep" ddr "dd read ($DD_PASSES pass(es))" dd_read
 	done
 }
 
-# fio_wl WORKLOAD: the fio arguments, JSON expression and unit of a loop-device workload.
+# The loop-device workloads: fio's --rw and the JSON expression of the figure.
 declare -A FIO_RW=([rw4k]=randwrite [rr4k]=randread [sw4k]=write)
 declare -A FIO_JQ=([rw4k]='.jobs[0].write.iops' [rr4k]='.jobs[0].read.iops'
 	[sw4k]='.jobs[0].write.bw_bytes / 1e6')
 
+# fio_loop TARGET WORKLOAD: the workload on the target's loop device.
+fio_loop() {
+	local j=$W/fio.json
+	[ -n "${C_DEV[$1]:-}" ] &&
+		run_fio "$j" "${FIO_DIRECT[@]}" --filename="${C_DEV[$1]}" --rw="${FIO_RW[$2]}" \
+			--bs=4k --iodepth=32 &&
+		jqn "$j" "${FIO_JQ[$2]}"
+}
+
 phase_fio() {
-	local rep t wl v line j=$W/fio.json
+	local rep t wl
 	cmp_loops
 	for t in "${!C_DEV[@]}"; do
 		echo 2 >"/sys/block/$(basename "${C_DEV[$t]}")/queue/nomerges" 2>/dev/null || true
 	done
 	for rep in $(seq "$ROUNDS"); do
-		for wl in rw4k rr4k sw4k; do
-			line="  round $rep ${FIO_RW[$wl]} 4k:"
-			for t in $(cmp_order "$rep"); do
-				v=NA
-				if [ -n "${C_DEV[$t]:-}" ] &&
-					run_fio "$j" "${FIO_DIRECT[@]}" --filename="${C_DEV[$t]}" \
-						--rw="${FIO_RW[$wl]}" --bs=4k --iodepth=32; then
-					v=$(jqn "$j" "${FIO_JQ[$wl]}")
-				fi
-				put "$t" "$wl" "$v"
-				line+=" $t $(fmt "$v" "$([ $wl = sw4k ] && echo mbs || echo iops)")"
-			done
-			say "$line"
-		done
+		for wl in rw4k rr4k sw4k; do cmp_round "$rep" "$wl" "${FIO_RW[$wl]} 4k" fio_loop "$wl"; done
 	done
 	cmp_unloop
 }
 
-# ext4 on a loop device over each disk: many small files, random 4 KiB reads and writes, fsync
+# fio_ext4 TARGET: many small files on the target's ext4, random 4 KiB reads and writes, fsync
 # every 8 writes. The figure is reads + writes per second.
+fio_ext4() {
+	local j=$W/fio.json dir=$W/ext4-$1
+	mountpoint -q "$dir" &&
+		run_fio "$j" --name=smallfiles --directory="$dir" --numjobs=4 --nrfiles=256 \
+			--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 --ioengine=psync \
+			--file_service_type=random --openfiles=32 --time_based --ramp_time="$RAMP" \
+			--group_reporting &&
+		jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops'
+}
+
+# ext4 on a loop device over each disk, one filesystem per target for all rounds.
 phase_ext4() {
-	local rep t v line j=$W/fio.json dir
-	declare -A fsdir=()
+	local rep t dir
 	cmp_loops
 	for t in "${!C_DEV[@]}"; do
 		dir=$W/ext4-$t
 		mkdir -p "$dir"
-		if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "${C_DEV[$t]}" &&
-			mount "${C_DEV[$t]}" "$dir"; then
-			FS_MNTS+=("$dir")
-			fsdir[$t]=$dir
-		fi
+		mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0,nodiscard "${C_DEV[$t]}" &&
+			mount "${C_DEV[$t]}" "$dir" && FS_MNTS+=("$dir")
 	done
-	for rep in $(seq "$ROUNDS"); do
-		line="  round $rep ext4 small files:"
-		for t in $(cmp_order "$rep"); do
-			v=NA
-			if [ -n "${fsdir[$t]:-}" ] &&
-				run_fio "$j" --name=smallfiles --directory="${fsdir[$t]}" --numjobs=4 \
-					--nrfiles=256 --filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 \
-					--fsync=8 --ioengine=psync --file_service_type=random --openfiles=32 \
-					--time_based --ramp_time="$RAMP" --group_reporting; then
-				v=$(jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops')
-			fi
-			put "$t" ext4 "$v"
-			line+=" $t $(fmt "$v" ops)"
-		done
-		say "$line"
-	done
-	for t in "${!fsdir[@]}"; do
-		umount "${fsdir[$t]}"
-		forget_word FS_MNTS "${fsdir[$t]}"
+	for rep in $(seq "$ROUNDS"); do cmp_round "$rep" ext4 "ext4 small files" fio_ext4; done
+	for t in "${!C_DEV[@]}"; do
+		dir=$W/ext4-$t
+		mountpoint -q "$dir" && umount "$dir"
+		forget_word FS_MNTS "$dir"
 	done
 	cmp_unloop
 }
