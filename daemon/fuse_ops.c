@@ -465,6 +465,14 @@ static void pd_end_io(struct bio *bio, int error)
 	}
 }
 
+static void pd_io_set_data(struct pd_io *io, void *buf, size_t len)
+{
+	io->iov.iov_base = buf;
+	io->iov.iov_len = len;
+	io->bio.iov = &io->iov;
+	io->bio.iovcnt = 1;
+}
+
 static struct pd_io *pd_io_new(fuse_req_t req, enum bio_op op, uint64_t off, size_t len,
 			       size_t data_len)
 {
@@ -479,29 +487,29 @@ static struct pd_io *pd_io_new(fuse_req_t req, enum bio_op op, uint64_t off, siz
 	io->bio.len = (uint32_t)len;
 	io->bio.end_io = pd_end_io;
 	io->reply_len = len;
-	if (data_len) {
-		io->iov.iov_base = io->data;
-		io->iov.iov_len = data_len;
-		io->bio.iov = &io->iov;
-		io->bio.iovcnt = 1;
-	}
+	if (data_len)
+		pd_io_set_data(io, io->data, data_len);
 	return io;
 }
 
-/* A read or write with a data buffer of @len bytes, charged to the data budget. */
+/* A read or write of @len bytes whose data is in a buffer of its own or, when @ext is not
+ * NULL, at @ext (in a receive buffer the caller hands over). @charge bytes, what stays
+ * allocated for it, come from the data budget. */
 static struct pd_io *pd_io_new_data(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-				    size_t len)
+				    size_t len, void *ext, size_t charge)
 {
 	struct pd_io *io;
 
-	pd_data_get(pd, len);
-	io = pd_io_new(req, op, off, len, len);
+	pd_data_get(pd, charge);
+	io = pd_io_new(req, op, off, len, ext ? 0 : len);
 	if (!io) {
-		pd_data_put(pd, len);
+		pd_data_put(pd, charge);
 		return NULL;
 	}
 	io->pd = pd;
-	io->charged = len;
+	io->charged = charge;
+	if (ext)
+		pd_io_set_data(io, ext, len);
 	return io;
 }
 
@@ -535,7 +543,7 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size);
+	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL, size);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -575,7 +583,8 @@ static void stats_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
  * to max_write bytes per request; a small write is cheaper to copy than a buffer of
  * max_write is to allocate. The whole buffer (libfuse's: max_write and a page for the
  * header) is charged to the data budget, since that is what stays allocated. Returns NULL
- * when the data is not in this thread's receive buffer (the caller copies it then). */
+ * for a small write, or one whose data is not in this thread's receive buffer: the caller
+ * copies those. */
 #define PD_RXBUF_TAKE_MIN (64u * 1024u)
 #define PD_RXBUF_SIZE (PD_MAX_WRITE + 4096u)
 
@@ -587,25 +596,17 @@ static struct pd_io *pd_write_take_rxbuf(struct pd *pd, fuse_req_t req, struct f
 	struct pd_io *io;
 	char *data;
 
-	if (!rx || !rx->mem || bufv->count != 1 || bufv->idx || (b->flags & FUSE_BUF_IS_FD))
+	if (size < PD_RXBUF_TAKE_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
+	    (b->flags & FUSE_BUF_IS_FD))
 		return NULL;
 	data = (char *)b->mem + bufv->off;
 	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
 		return NULL;
-	pd_data_get(pd, PD_RXBUF_SIZE);
-	io = pd_io_new(req, BIO_OP_WRITE, off, size, 0);
-	if (!io) {
-		pd_data_put(pd, PD_RXBUF_SIZE);
-		return NULL;
+	io = pd_io_new_data(pd, req, BIO_OP_WRITE, off, size, data, PD_RXBUF_SIZE);
+	if (io) {
+		io->rxbuf = rx->mem;
+		rx->mem = NULL;
 	}
-	io->pd = pd;
-	io->charged = PD_RXBUF_SIZE;
-	io->rxbuf = rx->mem;
-	rx->mem = NULL;
-	io->iov.iov_base = data;
-	io->iov.iov_len = size;
-	io->bio.iov = &io->iov;
-	io->bio.iovcnt = 1;
 	return io;
 }
 
@@ -638,27 +639,23 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	if (size >= PD_RXBUF_TAKE_MIN) {
-		io = pd_write_take_rxbuf(pd, req, bufv, (uint64_t)off, size);
-		if (io) {
-			queue_submit(&pd->q, &io->bio);
+	io = pd_write_take_rxbuf(pd, req, bufv, (uint64_t)off, size);
+	if (!io) {
+		io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size, NULL, size);
+		if (!io) {
+			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-	}
-	io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size);
-	if (!io) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	/* The receive buffer is reused for the next request, so the data moves into the bio. */
-	dst.buf[0].mem = io->data;
-	dst.buf[0].size = size;
-	got = fuse_buf_copy(&dst, bufv, 0);
-	if (got != (ssize_t)size) {
-		log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
-		pd_io_free(io);
-		fuse_reply_err(req, got < 0 ? (int)-got : EIO);
-		return;
+		/* The receive buffer is reused for the next request: the data moves to the bio. */
+		dst.buf[0].mem = io->data;
+		dst.buf[0].size = size;
+		got = fuse_buf_copy(&dst, bufv, 0);
+		if (got != (ssize_t)size) {
+			log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
+			pd_io_free(io);
+			fuse_reply_err(req, got < 0 ? (int)-got : EIO);
+			return;
+		}
 	}
 	queue_submit(&pd->q, &io->bio);
 }
@@ -842,8 +839,8 @@ static void *pd_fuse_thread(void *arg)
 
 		/* Nothing more for this thread to submit: flush the plug before sleeping. When
 		 * another receive thread waits in read(), the next request is its to submit, so
-		 * this thread unplugs without asking the kernel (sparing that poll() made lone
-		 * synchronous 4 KiB writes through a loop device about 9% faster). */
+		 * this thread unplugs without asking the kernel: a poll() per request is a
+		 * measurable part of a lone synchronous request's round trip. */
 		if (queue_needs_unplug(&pd->q) && (pd_reader_waiting(pd) || !fuse_has_pending(fd))) {
 			tls_fuse_idle = true; /* spares pd_may_run_inline() a second poll */
 			queue_unplug_idle(&pd->q);
