@@ -87,6 +87,8 @@ static const struct conf_key conf_keys[] = {
 	    "extra FUSE -o options, comma separated"),
 	KEY("mount.allow_other", KT_BOOL, mount_allow_other, 0, 1, 0, 0,
 	    "let other users access the mount (with default_permissions)"),
+	KEY("mount.threads", KT_U32, mount_threads, 1, CONF_MAX_THREADS, 0, 0,
+	    "threads that receive FUSE requests"),
 	KEY("queue.plug", KT_BOOL, queue.plug, 0, 1, 0, 0,
 	    "plug an idle queue when a bio arrives"),
 	KEY("queue.unplug_threshold", KT_U32, queue.unplug_threshold, 1, 65536, 0, 0,
@@ -949,6 +951,7 @@ void conf_defaults(struct pd_config *c)
 	c->mount_point = strdup("");
 	c->mount_options = strdup("");
 	c->mount_allow_other = false;
+	c->mount_threads = CONF_DEFAULT_THREADS;
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
 }

@@ -18,6 +18,7 @@ struct pd_config {
 	char *mount_point;	/* mount.point: "" = none (CLI gives it) */
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
+	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
 };
@@ -25,6 +26,8 @@ struct pd_config {
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"
 #define CONF_DEFAULT_SIZE	(1024ull * 1024 * 1024)
 #define CONF_DEFAULT_NAME	"plugdisk"
+#define CONF_DEFAULT_THREADS	8
+#define CONF_MAX_THREADS	64
 
 /* Fill @c with the built-in defaults. Strings are heap copies owned by @c. */
 void conf_defaults(struct pd_config *c);

@@ -176,6 +176,7 @@ static void *ctrl_worker(void *arg)
 {
 	struct ctrl *c = arg;
 
+	pthread_setname_np(pthread_self(), "plugdisk-io");
 	tls_worker = true;
 	pthread_mutex_lock(&c->pool_lock);
 	for (;;) {

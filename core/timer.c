@@ -158,6 +158,7 @@ static void *timer_thread(void *arg)
 {
 	struct timer *t = arg;
 
+	pthread_setname_np(pthread_self(), "plugdisk-timer");
 	/* The default 50 us slack would make every deadline late by up to 50 us. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_mutex_lock(&t->lock);

@@ -29,6 +29,9 @@ enum {
 
 struct fuse_session;
 
+/* Receive buffers kept for reuse (fuse_ops.c), each max_write and a page. */
+#define PD_RXBUF_FREE_MAX 4
+
 struct pd {
 	struct pd_config cfg;		/* settings in force; main thread only after start */
 	const char *config_file;	/* -c, or NULL */
@@ -63,6 +66,10 @@ struct pd {
 	pthread_mutex_t data_lock;
 	pthread_cond_t data_cond;	/* data_lock: buffers were freed */
 	size_t data_in_flight;		/* data_lock */
+	/* Receive buffers that large writes took over and gave back, kept for the receive
+	 * threads' next reads instead of going back to malloc. */
+	void *rxbuf_free[PD_RXBUF_FREE_MAX];	/* data_lock */
+	unsigned int rxbuf_nr_free;		/* data_lock */
 };
 
 /* The FUSE operations (daemon/fuse_ops.c). */
@@ -73,6 +80,9 @@ int pd_fuse_start(struct pd *pd);
 
 /* Interrupt and join the receive threads (after the session was told to exit). */
 void pd_fuse_join(struct pd *pd);
+
+/* Free the receive buffers kept for reuse. Nothing may be in flight. */
+void pd_fuse_free_buffers(struct pd *pd);
 
 /* `plugdisk top` (daemon/top.c). Returns an exit status. */
 int pd_top_main(int argc, char **argv);

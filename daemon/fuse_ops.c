@@ -409,14 +409,43 @@ static __thread struct fuse_buf *tls_rxbuf;
 
 /* A receive buffer a write took over is done with. A receive thread that has none (it took
  * its own over and completes the write before its next read, as in a synchronous stream)
- * gets it back; libfuse's buffers are all of one size. */
-static void pd_rxbuf_release(void *mem)
+ * gets it back; otherwise it is kept for the next thread that needs one (pd_rxbuf_get()),
+ * up to PD_RXBUF_FREE_MAX. libfuse's buffers are all of one size. Reuse keeps the buffers'
+ * pages mapped: a freed megabyte is not faulted in again at the next large write, and
+ * malloc's arenas do not pile up freed buffers. */
+static void pd_rxbuf_release(struct pd *pd, void *mem)
 {
 	if (tls_rxbuf && !tls_rxbuf->mem) {
 		tls_rxbuf->mem = mem;
 		return;
 	}
+	pthread_mutex_lock(&pd->data_lock);
+	if (pd->rxbuf_nr_free < PD_RXBUF_FREE_MAX) {
+		pd->rxbuf_free[pd->rxbuf_nr_free++] = mem;
+		mem = NULL;
+	}
+	pthread_mutex_unlock(&pd->data_lock);
 	free(mem);
+}
+
+/* A kept receive buffer, or NULL (libfuse then allocates one). */
+static void *pd_rxbuf_get(struct pd *pd)
+{
+	void *mem = NULL;
+
+	pthread_mutex_lock(&pd->data_lock);
+	if (pd->rxbuf_nr_free)
+		mem = pd->rxbuf_free[--pd->rxbuf_nr_free];
+	pthread_mutex_unlock(&pd->data_lock);
+	return mem;
+}
+
+void pd_fuse_free_buffers(struct pd *pd)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	while (pd->rxbuf_nr_free)
+		free(pd->rxbuf_free[--pd->rxbuf_nr_free]);
+	pthread_mutex_unlock(&pd->data_lock);
 }
 
 static void pd_io_free(struct pd_io *io)
@@ -424,7 +453,7 @@ static void pd_io_free(struct pd_io *io)
 	if (io->charged)
 		pd_data_put(io->pd, io->charged);
 	if (io->rxbuf)
-		pd_rxbuf_release(io->rxbuf);
+		pd_rxbuf_release(io->pd, io->rxbuf);
 	free(io);
 }
 
@@ -832,6 +861,7 @@ static void *pd_fuse_thread(void *arg)
 	struct fuse_buf fbuf = { .mem = NULL };
 	int fd = pd->fuse_fd;
 
+	pthread_setname_np(pthread_self(), "plugdisk-fuse");
 	ctrl_set_thread_inline(pd_may_run_inline, pd);
 	tls_rxbuf = &fbuf;
 	while (!fuse_session_exited(se)) {
@@ -846,6 +876,8 @@ static void *pd_fuse_thread(void *arg)
 			queue_unplug_idle(&pd->q);
 			tls_fuse_idle = false;
 		}
+		if (!fbuf.mem)
+			fbuf.mem = pd_rxbuf_get(pd);
 		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
 		res = fuse_session_receive_buf(se, &fbuf);
 		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);

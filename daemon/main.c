@@ -27,8 +27,6 @@
 #include "core/log.h"
 #include "daemon/daemon.h"
 
-#define PD_FUSE_THREADS 2
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -117,7 +115,8 @@ static void pd_reload(struct pd *pd)
 	    str_differs(nc.disk_name, pd->cfg.disk_name) ||
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
-	    nc.mount_allow_other != pd->cfg.mount_allow_other)
+	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
+	    nc.mount_threads != pd->cfg.mount_threads)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
@@ -199,6 +198,7 @@ static int pd_shutdown(struct pd *pd)
 	pd_fuse_join(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
+	pd_fuse_free_buffers(pd);
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
 	fuse_session_unmount(pd->se);
@@ -371,7 +371,7 @@ static int pd_mount(struct pd *pd)
 		pd->se = NULL;
 		return EXIT_MOUNT;
 	}
-	pd->nr_threads = PD_FUSE_THREADS;
+	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
 		fuse_session_exit(pd->se);
 		pd_fuse_join(pd);

@@ -92,6 +92,7 @@ START_TEST(test_defaults_without_file)
 	ck_assert_str_eq(c.mount_point, "");
 	ck_assert_str_eq(c.mount_options, "");
 	ck_assert(!c.mount_allow_other);
+	ck_assert_uint_eq(c.mount_threads, CONF_DEFAULT_THREADS);
 	ck_assert_uint_eq(c.disk_size, CONF_DEFAULT_SIZE);
 	ck_assert(c.queue.plug == QUEUE_DEFAULT_PLUG);
 	ck_assert_uint_eq(c.queue.unplug_threshold, QUEUE_DEFAULT_UNPLUG_THRESHOLD);
@@ -313,6 +314,15 @@ START_TEST(test_queue_depth_zero)
 }
 END_TEST
 
+START_TEST(test_threads_range)
+{
+	expect_file_error("mount = {\n threads = 0; };\n",
+			  "2: mount.threads: must be between 1 and 64 (got 0)");
+	expect_file_error("mount = { threads = 65; };\n",
+			  "1: mount.threads: must be between 1 and 64 (got 65)");
+}
+END_TEST
+
 START_TEST(test_latency_over_an_hour)
 {
 	struct pd_config c;
@@ -516,6 +526,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_overflow_32bit_literal);
 	tcase_add_test(tc, test_overflow_64bit);
 	tcase_add_test(tc, test_nomerges_out_of_range);
+	tcase_add_test(tc, test_threads_range);
 	tcase_add_test(tc, test_max_request_size_below_4k);
 	tcase_add_test(tc, test_queue_depth_zero);
 	tcase_add_test(tc, test_latency_over_an_hour);

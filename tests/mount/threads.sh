@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# mount.threads: the daemon runs that many FUSE receive threads (named plugdisk-fuse), a
+# concurrent load is spread over them, and data verifies with one thread as with many.
+. "$(dirname "$0")/../lib.sh"
+require_fuse
+require_loop
+require_cmd fio
+cd "$T" || fail "cd $T"	# fio writes state files into the working directory
+
+# receive_threads PID: TIDs of the daemon's FUSE receive threads.
+receive_threads() {
+	local d
+	for d in /proc/"$1"/task/*; do
+		[ "$(cat "$d/comm" 2>/dev/null)" = plugdisk-fuse ] && basename "$d"
+	done
+}
+
+# busy_threads PID MIN: how many receive threads have slept in read() at least MIN times.
+busy_threads() {
+	local tid n=0
+	for tid in $(receive_threads "$1"); do
+		[ "$(awk '/^voluntary_ctxt_switches/ {print $2}' "/proc/$1/task/$tid/status")" -ge "$2" ] &&
+			n=$((n + 1))
+	done
+	echo "$n"
+}
+
+verify_load() {
+	local dev
+	dev=$(loop_attach "$MNT/disk" --direct-io=on)
+	loop_nomerges "$dev" 2
+	fio --name=threads --filename="$dev" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
+		--rw=randwrite --size=16M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+		--output="$T/fio.log" || { cat "$T/fio.log" >&2; fail "fio failed"; }
+	loop_detach "$dev"
+}
+
+for n in 1 8; do
+	pd_start -s 32M --set mount.threads=$n
+	assert_eq "$(receive_threads "$PD_PID" | wc -l)" "$n" "receive threads with mount.threads=$n"
+	verify_load
+	busy=$(busy_threads "$PD_PID" 20)
+	log "mount.threads=$n: $busy receive thread(s) served requests"
+	if [ "$n" = 1 ]; then
+		assert_eq "$busy" 1 "busy receive threads with one"
+	else
+		assert_gt "$busy" 1 "busy receive threads under iodepth 32"
+	fi
+	assert_identities
+	assert_eq "$(stat_get write_errors)" 0 "write_errors"
+	pd_stop
+	rm -f "$T/disk.img"
+done
+
+# The default is documented as 8.
+pd_start -s 16M
+assert_eq "$(receive_threads "$PD_PID" | wc -l)" 8 "receive threads by default"
+pd_stop
