@@ -78,6 +78,10 @@ static void pd_init(void *userdata, struct fuse_conn_info *conn)
 	conn->congestion_threshold = PD_MAX_BACKGROUND * 3 / 4;
 	conn->want |= FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	/* Requests are read into memory, where a large write's data stays (pd_write_buf). With
+	 * splice reading on, libfuse gives every receive thread a pipe at its first request
+	 * and, when the pipe cannot grow to max_write, reads with read() anyway. */
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_READ;
 	conn->time_gran = 1;
 }
 

@@ -9,6 +9,7 @@ P=$T/pdio
 pd_start -s 8M
 assert_eq "$($P "$MNT/disk" write 0 1048576 7 fsync)" "$(printf '1048576\n0')" "initial write"
 fds0=$(ls /proc/$PD_PID/fd | wc -l)
+ls -l /proc/$PD_PID/fd >"$T/fds0"
 
 pids=()
 for i in $(seq 8); do
@@ -31,6 +32,7 @@ for i in $(seq 100); do
 	[ "$fds1" -le "$fds0" ] && break
 	sleep 0.05
 done
+[ "$fds1" = "$fds0" ] || { ls -l /proc/$PD_PID/fd | diff "$T/fds0" - >&2; }
 assert_eq "$fds1" "$fds0" "daemon descriptors after 10800 opens and closes"
 assert_eq "$($P -r "$MNT/disk" verify 0 1048576 7)" "1048576 ok" "data after many opens"
 assert_identities
