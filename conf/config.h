@@ -26,7 +26,7 @@ struct pd_config {
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"
 #define CONF_DEFAULT_SIZE	(1024ull * 1024 * 1024)
 #define CONF_DEFAULT_NAME	"plugdisk"
-#define CONF_DEFAULT_THREADS	8
+#define CONF_DEFAULT_THREADS	2
 #define CONF_MAX_THREADS	64
 
 /* Fill @c with the built-in defaults. Strings are heap copies owned by @c. */

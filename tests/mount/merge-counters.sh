@@ -15,10 +15,7 @@ dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
 [ "$(cat /sys/block/$(basename "$dev")/loop/dio)" = 1 ] || fail "loop device refused direct I/O"
 stats_save "$T/s0"
-fio --name=burst --filename="$dev" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-	--rw=write --size=16M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-	--output="$T/fio.log" ||
-	{ cat "$T/fio.log" >&2; fail "fio failed"; }
+fio_verify_4k "$dev" burst write 16M
 assert_identities
 stats_save "$T/s1"
 w_bytes=$(($(snap_get "$T/s1" write_bytes) - $(snap_get "$T/s0" write_bytes)))

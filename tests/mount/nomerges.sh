@@ -12,10 +12,7 @@ pd_start -s 64M --set queue.nomerges=2
 assert_eq "$(stat_get queue_nomerges)" 2 "queue_nomerges in stats"
 dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
-fio --name=burst --filename="$dev" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-	--rw=write --size=16M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-	--output="$T/fio.log" ||
-	{ cat "$T/fio.log" >&2; fail "fio failed"; }
+fio_verify_4k "$dev" burst write 16M
 assert_identities
 stats_save "$T/s1"
 log "write: bios $(snap_get "$T/s1" write_bios) ios $(snap_get "$T/s1" write_ios)"

@@ -14,9 +14,7 @@ pd_start -s 16M --set queue.nr_requests=2 --set queue.unplug_threshold=1 \
 assert_eq "$(stat_get queue_nr_requests)" 2 "queue_nr_requests"
 dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
-fio --name=deplete --filename="$dev" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-	--rw=randwrite --size=1M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-	--output="$T/fio.log" || { cat "$T/fio.log" >&2; fail "fio failed"; }
+fio_verify_4k "$dev" deplete randwrite 1M
 loop_detach "$dev"
 assert_identities
 stats_save "$T/s1"

@@ -30,9 +30,7 @@ verify_load() {
 	local dev
 	dev=$(loop_attach "$MNT/disk" --direct-io=on)
 	loop_nomerges "$dev" 2
-	fio --name=threads --filename="$dev" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-		--rw=randwrite --size=16M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="$T/fio.log" || { cat "$T/fio.log" >&2; fail "fio failed"; }
+	fio_verify_4k "$dev" threads randwrite 16M
 	loop_detach "$dev"
 }
 
@@ -53,7 +51,7 @@ for n in 1 8; do
 	rm -f "$T/disk.img"
 done
 
-# The default is documented as 8.
+# The default is documented as 2.
 pd_start -s 16M
-assert_eq "$(receive_threads "$PD_PID" | wc -l)" 8 "receive threads by default"
+assert_eq "$(receive_threads "$PD_PID" | wc -l)" 2 "receive threads by default"
 pd_stop
