@@ -411,18 +411,13 @@ static void pd_data_put(struct pd *pd, size_t bytes)
 /* The receive thread's buffer, which libfuse fills and reuses for every request it reads. */
 static __thread struct fuse_buf *tls_rxbuf;
 
-/* A receive buffer a write took over is done with. A receive thread that has none (it took
- * its own over and completes the write before its next read, as in a synchronous stream)
- * gets it back; otherwise it is kept for the next thread that needs one (pd_rxbuf_get()),
- * up to PD_RXBUF_FREE_MAX. libfuse's buffers are all of one size. Reuse keeps the buffers'
- * pages mapped: a freed megabyte is not faulted in again at the next large write, and
- * malloc's arenas do not pile up freed buffers. */
+/* A receive buffer a write took over is done with: it is kept, up to PD_RXBUF_FREE_MAX, for
+ * the next receive thread that has none (pd_rxbuf_get() at the top of its loop; in a
+ * synchronous stream, the thread whose buffer it was). libfuse's buffers are all of one
+ * size. Reuse keeps the buffers' pages mapped: a freed megabyte is not faulted in again at
+ * the next large write, and malloc's arenas do not pile up freed buffers. */
 static void pd_rxbuf_release(struct pd *pd, void *mem)
 {
-	if (tls_rxbuf && !tls_rxbuf->mem) {
-		tls_rxbuf->mem = mem;
-		return;
-	}
 	pthread_mutex_lock(&pd->data_lock);
 	if (pd->rxbuf_nr_free < PD_RXBUF_FREE_MAX) {
 		pd->rxbuf_free[pd->rxbuf_nr_free++] = mem;
