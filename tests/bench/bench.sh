@@ -7,8 +7,8 @@
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
 # BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
 # merge plug cpu stats core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
-# BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds, the other
-# sections' repetitions and the seconds per timed run.
+# BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
+# times as many), the other sections' repetitions and the seconds per timed run.
 
 set -u
 export LC_ALL=C
