@@ -29,8 +29,8 @@ enum {
 
 struct fuse_session;
 
-/* Receive buffers kept for reuse (fuse_ops.c), each max_write and a page. */
-#define PD_RXBUF_FREE_MAX 4
+/* Large buffers kept for reuse (fuse_ops.c), each max_write and a page. */
+#define PD_BIGBUF_FREE_MAX 16
 
 struct pd {
 	struct pd_config cfg;		/* settings in force; main thread only after start */
@@ -66,10 +66,10 @@ struct pd {
 	pthread_mutex_t data_lock;
 	pthread_cond_t data_cond;	/* data_lock: buffers were freed */
 	size_t data_in_flight;		/* data_lock */
-	/* Receive buffers that large writes took over and gave back, kept for the receive
-	 * threads' next reads instead of going back to malloc. */
-	void *rxbuf_free[PD_RXBUF_FREE_MAX];	/* data_lock */
-	unsigned int rxbuf_nr_free;		/* data_lock */
+	/* Large data buffers done with, kept for the next large read or receive thread
+	 * instead of going back to malloc. */
+	void *bigbuf_free[PD_BIGBUF_FREE_MAX];	/* data_lock */
+	unsigned int bigbuf_nr_free;		/* data_lock */
 };
 
 /* The FUSE operations (daemon/fuse_ops.c). */

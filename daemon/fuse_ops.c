@@ -375,7 +375,7 @@ struct pd_io {
 	size_t reply_len;	/* bytes to report on success */
 	struct pd *pd;
 	size_t charged;		/* bytes of data taken from the daemon's data budget */
-	void *rxbuf;		/* a receive buffer this write took over (its data), or NULL */
+	void *bigbuf;		/* the large buffer that holds its data (see pd_bigbuf_put), or NULL */
 	struct iovec iov;
 	char data[];		/* the read or write buffer */
 };
@@ -411,30 +411,37 @@ static void pd_data_put(struct pd *pd, size_t bytes)
 /* The receive thread's buffer, which libfuse fills and reuses for every request it reads. */
 static __thread struct fuse_buf *tls_rxbuf;
 
-/* A receive buffer a write took over is done with: it is kept, up to PD_RXBUF_FREE_MAX, for
- * the next receive thread that has none (pd_rxbuf_get() at the top of its loop; in a
- * synchronous stream, the thread whose buffer it was). libfuse's buffers are all of one
- * size. Reuse keeps the buffers' pages mapped: a freed megabyte is not faulted in again at
- * the next large write, and malloc's arenas do not pile up freed buffers. */
-static void pd_rxbuf_release(struct pd *pd, void *mem)
+/* Large buffers. Data of PD_BIGBUF_MIN bytes or more lives in a buffer of one size,
+ * PD_BIGBUF_SIZE, that of libfuse's receive buffers (max_write and a page for the header):
+ * a large write keeps its data in the receive buffer libfuse read it into, and a large read
+ * gets one for the data it returns. A buffer done with is kept, up to PD_BIGBUF_FREE_MAX,
+ * for the next large read or the next receive thread that has none (at the top of its
+ * loop). Reuse keeps the buffers' pages mapped: a freed megabyte handed back to the kernel
+ * by malloc would be faulted in again, page by page, at the next large request (a third of
+ * the pages of a 1 MiB read stream at iodepth 128), and malloc's per-thread arenas do not
+ * pile up freed buffers. */
+#define PD_BIGBUF_MIN (64u * 1024u)
+#define PD_BIGBUF_SIZE (PD_MAX_WRITE + 4096u)
+
+static void pd_bigbuf_put(struct pd *pd, void *mem)
 {
 	pthread_mutex_lock(&pd->data_lock);
-	if (pd->rxbuf_nr_free < PD_RXBUF_FREE_MAX) {
-		pd->rxbuf_free[pd->rxbuf_nr_free++] = mem;
+	if (pd->bigbuf_nr_free < PD_BIGBUF_FREE_MAX) {
+		pd->bigbuf_free[pd->bigbuf_nr_free++] = mem;
 		mem = NULL;
 	}
 	pthread_mutex_unlock(&pd->data_lock);
 	free(mem);
 }
 
-/* A kept receive buffer, or NULL (libfuse then allocates one). */
-static void *pd_rxbuf_get(struct pd *pd)
+/* A kept large buffer, or NULL. */
+static void *pd_bigbuf_get(struct pd *pd)
 {
 	void *mem = NULL;
 
 	pthread_mutex_lock(&pd->data_lock);
-	if (pd->rxbuf_nr_free)
-		mem = pd->rxbuf_free[--pd->rxbuf_nr_free];
+	if (pd->bigbuf_nr_free)
+		mem = pd->bigbuf_free[--pd->bigbuf_nr_free];
 	pthread_mutex_unlock(&pd->data_lock);
 	return mem;
 }
@@ -442,8 +449,8 @@ static void *pd_rxbuf_get(struct pd *pd)
 void pd_fuse_free_buffers(struct pd *pd)
 {
 	pthread_mutex_lock(&pd->data_lock);
-	while (pd->rxbuf_nr_free)
-		free(pd->rxbuf_free[--pd->rxbuf_nr_free]);
+	while (pd->bigbuf_nr_free)
+		free(pd->bigbuf_free[--pd->bigbuf_nr_free]);
 	pthread_mutex_unlock(&pd->data_lock);
 }
 
@@ -451,8 +458,8 @@ static void pd_io_free(struct pd_io *io)
 {
 	if (io->charged)
 		pd_data_put(io->pd, io->charged);
-	if (io->rxbuf)
-		pd_rxbuf_release(io->pd, io->rxbuf);
+	if (io->bigbuf)
+		pd_bigbuf_put(io->pd, io->bigbuf);
 	free(io);
 }
 
@@ -461,7 +468,7 @@ static void pd_io_reply(struct pd_io *io, int error)
 	if (error)
 		fuse_reply_err(io->req, -error);
 	else if (io->bio.op == BIO_OP_READ)
-		fuse_reply_buf(io->req, io->data, io->reply_len);
+		fuse_reply_buf(io->req, io->iov.iov_base, io->reply_len);
 	else if (io->bio.op == BIO_OP_WRITE && !io->parent)
 		fuse_reply_write(io->req, io->reply_len);
 	else
@@ -520,23 +527,35 @@ static struct pd_io *pd_io_new(fuse_req_t req, enum bio_op op, uint64_t off, siz
 	return io;
 }
 
-/* A read or write of @len bytes whose data is in a buffer of its own or, when @ext is not
- * NULL, at @ext (in a receive buffer the caller hands over). @charge bytes, what stays
- * allocated for it, come from the data budget. */
+/* A read or write of @len bytes. Its data is at @ext, in a receive buffer the caller hands
+ * over (it sets io->bigbuf), or else in a large buffer when there are PD_BIGBUF_MIN bytes or
+ * more, or else in the pd_io itself. What stays allocated for it is taken from the data
+ * budget first. */
 static struct pd_io *pd_io_new_data(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-				    size_t len, void *ext, size_t charge)
+				    size_t len, void *ext)
 {
+	bool big = ext || len >= PD_BIGBUF_MIN;
+	size_t charge = big ? PD_BIGBUF_SIZE : len;
 	struct pd_io *io;
 
 	pd_data_get(pd, charge);
-	io = pd_io_new(req, op, off, len, ext ? 0 : len);
+	io = pd_io_new(req, op, off, len, big ? 0 : len);
+	if (io && big && !ext) {
+		ext = io->bigbuf = pd_bigbuf_get(pd);
+		if (!ext)
+			ext = io->bigbuf = malloc(PD_BIGBUF_SIZE);
+		if (!ext) {
+			free(io);
+			io = NULL;
+		}
+	}
 	if (!io) {
 		pd_data_put(pd, charge);
 		return NULL;
 	}
 	io->pd = pd;
 	io->charged = charge;
-	if (ext)
+	if (big)
 		pd_io_set_data(io, ext, len);
 	return io;
 }
@@ -571,7 +590,7 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL, size);
+	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -606,15 +625,10 @@ static void stats_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
 }
 
 /* A large write keeps its data where libfuse read it: the bio takes over the receive buffer,
- * and the thread gets a new one at its next read (libfuse allocates one when fbuf.mem is
- * NULL) unless the write has completed by then and given it back. That spares a copy of up
- * to max_write bytes per request; a small write is cheaper to copy than a buffer of
- * max_write is to allocate. The whole buffer (libfuse's: max_write and a page for the
- * header) is charged to the data budget, since that is what stays allocated. Returns NULL
- * for a small write, or one whose data is not in this thread's receive buffer: the caller
- * copies those. */
-#define PD_RXBUF_TAKE_MIN (64u * 1024u)
-#define PD_RXBUF_SIZE (PD_MAX_WRITE + 4096u)
+ * and the thread gets a kept large buffer at its next read, or a new one (libfuse allocates
+ * one when fbuf.mem is NULL). That spares a copy of up to max_write bytes per request.
+ * Returns NULL for a small write, or one whose data is not in this thread's receive buffer:
+ * the caller copies those. */
 
 static struct pd_io *pd_write_take_rxbuf(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
 					 uint64_t off, size_t size)
@@ -624,15 +638,15 @@ static struct pd_io *pd_write_take_rxbuf(struct pd *pd, fuse_req_t req, struct f
 	struct pd_io *io;
 	char *data;
 
-	if (size < PD_RXBUF_TAKE_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
+	if (size < PD_BIGBUF_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
 	    (b->flags & FUSE_BUF_IS_FD))
 		return NULL;
 	data = (char *)b->mem + bufv->off;
 	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
 		return NULL;
-	io = pd_io_new_data(pd, req, BIO_OP_WRITE, off, size, data, PD_RXBUF_SIZE);
+	io = pd_io_new_data(pd, req, BIO_OP_WRITE, off, size, data);
 	if (io) {
-		io->rxbuf = rx->mem;
+		io->bigbuf = rx->mem;
 		rx->mem = NULL;
 	}
 	return io;
@@ -669,13 +683,13 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		size = (size_t)(pd->be.size - (uint64_t)off);
 	io = pd_write_take_rxbuf(pd, req, bufv, (uint64_t)off, size);
 	if (!io) {
-		io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size, NULL, size);
+		io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size, NULL);
 		if (!io) {
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
 		/* The receive buffer is reused for the next request: the data moves to the bio. */
-		dst.buf[0].mem = io->data;
+		dst.buf[0].mem = io->iov.iov_base;
 		dst.buf[0].size = size;
 		got = fuse_buf_copy(&dst, bufv, 0);
 		if (got != (ssize_t)size) {
@@ -876,7 +890,7 @@ static void *pd_fuse_thread(void *arg)
 			tls_fuse_idle = false;
 		}
 		if (!fbuf.mem)
-			fbuf.mem = pd_rxbuf_get(pd);
+			fbuf.mem = pd_bigbuf_get(pd);
 		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
 		res = fuse_session_receive_buf(se, &fbuf);
 		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
