@@ -35,7 +35,8 @@ Q := @
 quiet = @printf '  %-7s %s\n' $(1) $(2);
 endif
 
-# pkg-config is only asked when building, so 'make deps' works on a bare machine.
+# pkg-config is only asked in recipes (recursive variables), after 'deps' has installed what it
+# reports on: 'make deps' works on a bare machine, and so does a first 'make check'.
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 
@@ -47,9 +48,9 @@ CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS := $(call pc_libs,fuse3 libconfig libsystemd)
-CONF_LIBS := $(call pc_libs,libconfig)
-CHECK_LIBS := $(call pc_libs,check)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd)
+CONF_LIBS = $(call pc_libs,libconfig)
+CHECK_LIBS = $(call pc_libs,check)
 
 $(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)

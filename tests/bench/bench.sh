@@ -446,10 +446,12 @@ phase_fio() {
 }
 
 # fio_ext4 TARGET: many small files on the target's ext4, random 4 KiB reads and writes, fsync
-# every 8 writes. The figure is reads + writes per second.
+# every 8 writes. The figure is reads + writes per second. Every filesystem is synced first, so
+# the dirty pages a run leaves behind are written back before the next target starts, not
+# during its run.
 fio_ext4() {
 	local j=$W/fio.json dir=$W/ext4-$1
-	mountpoint -q "$dir" &&
+	mountpoint -q "$dir" && sync &&
 		run_fio "$j" --name=smallfiles --directory="$dir" --numjobs=4 --nrfiles=256 \
 			--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 --ioengine=psync \
 			--file_service_type=random --openfiles=32 --time_based --ramp_time="$RAMP" \
