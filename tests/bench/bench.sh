@@ -291,10 +291,10 @@ ratio() {
 		if (a == "NA" || b == "NA" || b == 0) print "n/a"; else printf "%.2f×\n", a / b }'
 }
 
-# median_ratio TARGET REF WORKLOAD: the median over the repetitions of TARGET's figure divided
-# by REF's from the same repetition. The two ran seconds apart, so a machine that is slower for
-# a while (a shared 2-core VM) moves both and the ratio keeps its meaning.
-median_ratio() {
+# round_ratios TARGET REF WORKLOAD: TARGET's figure divided by REF's from the same round, one
+# line per round. The two ran seconds apart, so a machine that is slower for a while (a shared
+# 2-core VM) moves both and the ratio keeps its meaning.
+round_ratios() {
 	awk -F'\t' -v t="$1" -v r="$2" -v w="$3" '
 		$2 != w { next }
 		$1 == t { a[++na] = $3 }
@@ -302,7 +302,19 @@ median_ratio() {
 		END {
 			for (i = 1; i <= na && i <= nb; i++)
 				if (a[i] != "NA" && b[i] != "NA" && b[i] > 0) print a[i] / b[i]
-		}' "$DATA" | median_of | awk '{ if ($1 == "NA") print "n/a"; else printf "%.2f×\n", $1 }'
+		}' "$DATA"
+}
+# median_ratio TARGET REF WORKLOAD: the median of the per-round ratios.
+median_ratio() {
+	round_ratios "$@" | median_of | awk '{ if ($1 == "NA") print "n/a"; else printf "%.2f×\n", $1 }'
+}
+# quartile_ratios TARGET REF WORKLOAD: the middle half of the per-round ratios, "Q1–Q3" (the
+# quarter of the rounds below and the quarter above left out), or n/a below 4 rounds.
+quartile_ratios() {
+	round_ratios "$@" | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR < 4) { print "n/a"; exit }
+		k = int(NR / 4) + 1
+		printf "%.2f–%.2f\n", v[k], v[NR + 1 - k] }'
 }
 
 # md LINE...: print to stdout and append to the results file.
@@ -508,6 +520,12 @@ section_compare() {
 			md "$row"
 		done
 	done
+	# How much the rounds agree: a median ratio is only as good as the spread around it.
+	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" ref "* ]]; then
+		row="| ${TSHORT[pd]} ÷ ${TSHORT[ref]}, middle half of rounds |"
+		for i in "${!WL[@]}"; do row+=" $(quartile_ratios pd ref "${WL[i]}") |"; done
+		md "$row"
+	fi
 	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
 		"write ends with fdatasync; a round's figure is the rate over $DD_PASSES pass(es)." \
 		"fio: through \`losetup --direct-io=on\` (loop nomerges=2), libaio, iodepth 32, ${RT} s." \
@@ -516,7 +534,8 @@ section_compare() {
 		"(one filesystem per target for all rounds). All targets stay mounted side by side, each" \
 		"on its own image; a round runs one workload on each in turn, in an order that rotates." \
 		"Figures are medians over the rounds; a ratio is the median of the per-round ratios" \
-		"(both sides measured seconds apart in the same round)."
+		"(both sides measured seconds apart in the same round); the middle half of the rounds" \
+		"is the range of those ratios with the lowest and highest quarter left out."
 }
 
 # ---- Section: rate accuracy (plugdisk only) --------------------------------------------------
