@@ -70,6 +70,7 @@ struct pd {
 	 * instead of going back to malloc. */
 	void *bigbuf_free[PD_BIGBUF_FREE_MAX];	/* data_lock */
 	unsigned int bigbuf_nr_free;		/* data_lock */
+	bool bigbuf_used;			/* data_lock: one taken or kept since the last trim */
 };
 
 /* The FUSE operations (daemon/fuse_ops.c). */
@@ -81,8 +82,10 @@ int pd_fuse_start(struct pd *pd);
 /* Interrupt and join the receive threads (after the session was told to exit). */
 void pd_fuse_join(struct pd *pd);
 
-/* Free the receive buffers kept for reuse. Nothing may be in flight. */
-void pd_fuse_free_buffers(struct pd *pd);
+/* Give back the large buffers kept for reuse: all of them when @idle_only is false (at exit,
+ * with nothing in flight), else only when none was used since the last call (the main
+ * thread's periodic tick). */
+void pd_fuse_trim_buffers(struct pd *pd, bool idle_only);
 
 /* `plugdisk top` (daemon/top.c). Returns an exit status. */
 int pd_top_main(int argc, char **argv);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -426,6 +427,7 @@ static __thread struct fuse_buf *tls_rxbuf;
 static void pd_bigbuf_put(struct pd *pd, void *mem)
 {
 	pthread_mutex_lock(&pd->data_lock);
+	pd->bigbuf_used = true;
 	if (pd->bigbuf_nr_free < PD_BIGBUF_FREE_MAX) {
 		pd->bigbuf_free[pd->bigbuf_nr_free++] = mem;
 		mem = NULL;
@@ -440,18 +442,36 @@ static void *pd_bigbuf_get(struct pd *pd)
 	void *mem = NULL;
 
 	pthread_mutex_lock(&pd->data_lock);
+	pd->bigbuf_used = true;
 	if (pd->bigbuf_nr_free)
 		mem = pd->bigbuf_free[--pd->bigbuf_nr_free];
 	pthread_mutex_unlock(&pd->data_lock);
 	return mem;
 }
 
-void pd_fuse_free_buffers(struct pd *pd)
+/* Give the kept large buffers back, and malloc's free memory with them: all of them when
+ * @idle_only is false (at exit), else only when none was taken or returned since the last
+ * call. The main thread calls this on its periodic tick, so an idle daemon gives back the
+ * memory of a burst of large I/O within two ticks and keeps only its receive threads'
+ * buffers, while a steady stream of large I/O keeps reusing them. */
+void pd_fuse_trim_buffers(struct pd *pd, bool idle_only)
 {
+	void *mem[PD_BIGBUF_FREE_MAX];
+	unsigned int n = 0;
+
 	pthread_mutex_lock(&pd->data_lock);
-	while (pd->bigbuf_nr_free)
-		free(pd->bigbuf_free[--pd->bigbuf_nr_free]);
+	if (!idle_only || !pd->bigbuf_used) {
+		n = pd->bigbuf_nr_free;
+		memcpy(mem, pd->bigbuf_free, n * sizeof(mem[0]));
+		pd->bigbuf_nr_free = 0;
+	}
+	pd->bigbuf_used = false;
 	pthread_mutex_unlock(&pd->data_lock);
+	if (!n)
+		return;
+	while (n)
+		free(mem[--n]);
+	malloc_trim(0);
 }
 
 static void pd_io_free(struct pd_io *io)

@@ -198,7 +198,7 @@ static int pd_shutdown(struct pd *pd)
 	pd_fuse_join(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
-	pd_fuse_free_buffers(pd);
+	pd_fuse_trim_buffers(pd, false);
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
 	fuse_session_unmount(pd->se);
@@ -611,6 +611,7 @@ int main(int argc, char **argv)
 			break;
 		} else if (sig < 0) {
 			notify_status(pd, "");
+			pd_fuse_trim_buffers(pd, true);
 		}
 	}
 	ret = pd_shutdown(pd);

@@ -3,7 +3,8 @@
 # Data buffers in flight are bounded: 1 MiB direct writes and reads at iodepth 128 keep the
 # daemon's peak RSS (VmHWM) under 64 MiB, and the data verifies. Large buffers are reused:
 # reading the disk four times over faults in few of the daemon's pages (a buffer freed to the
-# kernel and allocated again is faulted in page by page).
+# kernel and allocated again is faulted in page by page). Once the I/O stops, the kept buffers
+# go back: within a few seconds of idling, RSS is back near what it was before the I/O.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_cmd fio
@@ -13,6 +14,8 @@ fi
 
 pd_start -s 256M
 minflt() { awk '{print $10}' "/proc/$PD_PID/stat"; }
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$PD_PID/status"; }
+rss0=$(rss)
 # write, read back, then read 4 more times over (1 GiB), counting the daemon's page faults
 for rw in write read read4; do
 	[ $rw = read4 ] && flt0=$(minflt)
@@ -31,4 +34,12 @@ assert_gt "$(stat_get write_bytes)" $((255 * 1024 * 1024)) "bytes written"
 flt=$(($(minflt) - flt0))
 log "$flt page faults while reading 1 GiB"
 [ "$flt" -lt 2621 ] || fail "$flt page faults while reading 1 GiB (1% of its pages or more)"
+# Up to 16 kept buffers of 1 MiB; idle, the daemon keeps only its receive threads' own.
+max=$((rss0 + 8 * 1024))
+for _ in $(seq 40); do
+	[ "$(rss)" -le "$max" ] && break
+	sleep 0.5
+done
+log "RSS ${rss0} kB before the I/O, $(rss) kB after idling"
+[ "$(rss)" -le "$max" ] || fail "RSS $(rss) kB after 20 s idle, over ${max} kB"
 pd_stop
