@@ -31,8 +31,12 @@ SEEN_LOOPS=()
 
 cat >"$T/boot.sh" <<'EOS'
 set -eu
-B=$1 CG=$2
-shift 2
+B=$1 CG=$2 PIDFILE=$3
+shift 3
+# This shell becomes the namespace's systemd (exec below). /proc is still the host's here, so
+# the parent PID awk finds there names this shell as the host sees it: the PID nsenter and
+# kill need.
+awk '{ print $4 }' /proc/self/stat >"$PIDFILE.tmp" && mv "$PIDFILE.tmp" "$PIDFILE"
 mount -t tmpfs -o mode=0755 plugdisk-test "$B"
 mkdir -p "$B/u" "$B/w" "$B/r"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$B/u,workdir=$B/w" "$B/r"
@@ -109,16 +113,18 @@ at_cleanup ns_teardown
 
 boot() {
 	unshare --pid --fork --mount --propagation private bash "$T/boot.sh" "$B" "$CG" \
-		"$TOP" "$(dirname "$PLUGDISK")" \
+		"$T/systemd.pid" "$TOP" "$(dirname "$PLUGDISK")" \
 		</dev/null >"$T/systemd.log" 2>&1 &
 	UPID=$!
 	local i
 	for i in $(seq 50); do
-		SPID=$(cat "/proc/$UPID/task/$UPID/children" 2>/dev/null | awk '{print $1}')
-		[ -n "$SPID" ] && break
+		[ -s "$T/systemd.pid" ] && SPID=$(cat "$T/systemd.pid") && break
+		kill -0 "$UPID" 2>/dev/null || break
 		sleep 0.1
 	done
 	[ -n "$SPID" ] || { cat "$T/systemd.log" >&2; skip "cannot start a PID namespace"; }
+	[ "$(readlink "/proc/$SPID/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] ||
+		fail "PID $SPID is not in a namespace of its own"
 	# systemd answers once basic.target is reached and the job queue is empty. Once it has
 	# started, not coming up is a failure: a slow boot on a loaded machine gets 120 s.
 	local state=
@@ -134,7 +140,14 @@ boot() {
 	case $state in
 	running) ;;
 	degraded) log "systemd is degraded:"; N systemctl --failed --no-pager --no-legend >&2 ;;
-	*) tail -n 20 "$T/systemd.log" >&2; fail "systemd did not come up within 120 s (state '$state')" ;;
+	*)
+		tail -n 20 "$T/systemd.log" >&2
+		N systemctl is-system-running >&2
+		N systemctl list-jobs --no-pager >&2
+		ps -o pid,ppid,stat,wchan:20,args --ppid "$SPID" -p "$SPID" >&2
+		ls -l "/proc/$SPID/ns/pid" "/proc/$$/ns/pid" >&2
+		fail "systemd did not come up within 120 s (state '$state')"
+		;;
 	esac
 	log "systemd is up as PID $SPID ($state)"
 }
