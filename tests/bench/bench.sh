@@ -520,8 +520,9 @@ section_compare() {
 			md "$row"
 		done
 	done
-	# How much the rounds agree: a median ratio is only as good as the spread around it.
-	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" ref "* ]]; then
+	# How much the rounds agree: a median ratio is only as good as the spread around it (not
+	# shown under 4 rounds, where there is no middle half to show).
+	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" ref "* ]] && ((ROUNDS >= 4)); then
 		row="| ${TSHORT[pd]} ÷ ${TSHORT[ref]}, middle half of rounds |"
 		for i in "${!WL[@]}"; do row+=" $(quartile_ratios pd ref "${WL[i]}") |"; done
 		md "$row"
