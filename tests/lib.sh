@@ -131,6 +131,9 @@ pd_kill9() {
 	fusermount3 -u -z "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null || true
 }
 
+# pd_rss_kb: the daemon's resident set (VmRSS) in kB.
+pd_rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$PD_PID/status"; }
+
 # stat_get NAME [MNT]: print one value from MNT/stats.
 stat_get() {
 	local v

@@ -30,7 +30,6 @@ HUPS=$T/hups
 umask 077	# a root daemon refuses a config file that others can write
 
 pick() { shift $((RANDOM % $#)); echo "$1"; }
-rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$PD_PID/status"; }
 nfds() { ls "/proc/$PD_PID/fd" | wc -l; }
 
 # write_config: a valid config with random queue and controller settings, replaced atomically.
@@ -90,7 +89,7 @@ pd_start -c "$CONF" -i "$IMG" -s "$SIZE"
 # Not $(loop_attach ...): the subshell would lose lib.sh's record of the device.
 DEV=$(losetup -f --show --direct-io=on "$MNT/disk") || fail "losetup failed"
 _pd_loops+=("$DEV")
-rss_cold=$(rss_kb) fd_cold=$(nfds)
+rss_cold=$(pd_rss_kb) fd_cold=$(nfds)
 
 cat >"$JOB" <<EOF
 [global]
@@ -186,7 +185,7 @@ while :; do
 		*:trim) trimmed=$((trimmed + bytes)) ;;
 		esac
 	done < <(fio_bytes "$out")
-	rss=$(rss_kb) fd=$(nfds)
+	rss=$(pd_rss_kb) fd=$(nfds)
 	[ "$rss" -gt "$rss_max" ] && rss_max=$rss
 	if [ -z "$rss_warm" ]; then rss_warm=$rss fd_warm=$fd; fi
 	log "round $round: ${r}s, verified $((verified >> 20)) MiB, written $((written >> 20)) MiB," \
@@ -198,7 +197,7 @@ hups=$(cat "$HUPS" 2>/dev/null || echo 0)
 late=$(cat "$HUPS.late" 2>/dev/null || echo 0)
 reloaded=$(grep -c 'reloaded' "$T/daemon.log")
 refused=$(grep -c 'reload refused' "$T/daemon.log")
-rss_end=$(rss_kb) fd_end=$(nfds)
+rss_end=$(pd_rss_kb) fd_end=$(nfds)
 elapsed=$(($(date +%s) - start))
 
 # Nothing should be queued or in flight once fio is done; the bio identities must hold.

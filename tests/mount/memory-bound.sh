@@ -14,8 +14,7 @@ fi
 
 pd_start -s 256M
 minflt() { awk '{print $10}' "/proc/$PD_PID/stat"; }
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$PD_PID/status"; }
-rss0=$(rss)
+rss0=$(pd_rss_kb)
 # write, read back, then read 4 more times over (1 GiB), counting the daemon's page faults
 for rw in write read read4; do
 	[ $rw = read4 ] && flt0=$(minflt)
@@ -37,9 +36,10 @@ log "$flt page faults while reading 1 GiB"
 # Up to 16 kept buffers of 1 MiB; idle, the daemon keeps only its receive threads' own.
 max=$((rss0 + 8 * 1024))
 for _ in $(seq 40); do
-	[ "$(rss)" -le "$max" ] && break
+	rss=$(pd_rss_kb)
+	[ "$rss" -le "$max" ] && break
 	sleep 0.5
 done
-log "RSS ${rss0} kB before the I/O, $(rss) kB after idling"
-[ "$(rss)" -le "$max" ] || fail "RSS $(rss) kB after 20 s idle, over ${max} kB"
+log "RSS ${rss0} kB before the I/O, ${rss} kB after idling"
+[ "$rss" -le "$max" ] || fail "RSS ${rss} kB after 20 s idle, over ${max} kB"
 pd_stop

@@ -145,7 +145,6 @@ boot() {
 		N systemctl is-system-running >&2
 		N systemctl list-jobs --no-pager >&2
 		ps -o pid,ppid,stat,wchan:20,args --ppid "$SPID" -p "$SPID" >&2
-		ls -l "/proc/$SPID/ns/pid" "/proc/$$/ns/pid" >&2
 		fail "systemd did not come up within 120 s (state '$state')"
 		;;
 	esac
