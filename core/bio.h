@@ -46,6 +46,11 @@ static inline uint64_t bio_end(const struct bio *bio)
 	return bio->offset + bio->len;
 }
 
+struct request;
+
+/* How an asynchronous I/O stage reports a request's end (core/io.h). */
+typedef void (*rq_io_done_t)(struct request *rq, int error);
+
 struct request {
 	enum bio_op op;
 	uint64_t offset;		/* bytes */
@@ -62,6 +67,8 @@ struct request {
 	uint64_t free_ns;		/* when the emulated device freed its slot */
 	int error;			/* 0 or -errno, set by the backend */
 	struct request *work_next;	/* backend work list; ctrl pool lock */
+	rq_io_done_t io_done;		/* set by the caller of an I/O stage (core/io.h) */
+	void *io_done_arg;		/* for io_done's owner */
 	struct timer_entry tmr;		/* completion at deadline_ns when latency is emulated */
 	void *queue;			/* the owning queue */
 };

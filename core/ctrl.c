@@ -151,6 +151,15 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 	queue_complete(rq->queue, rq);
 }
 
+/* An asynchronous stage ended @rq's backing I/O (core/io.h). */
+static void ctrl_rq_io_done(struct request *rq, int error)
+{
+	struct ctrl *c = rq->io_done_arg;
+
+	rq->error = error;
+	ctrl_io_done(c, rq);
+}
+
 /* An inline request whose backing I/O took longer than this hands the rest of its list to
  * the workers: about what waking a worker and switching to it costs. */
 #define CTRL_INLINE_SLOW_NS (30 * 1000)
@@ -161,8 +170,14 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
 	uint64_t t0 = rq_now(rq);
 	bool slow;
+	int ret;
 
-	rq->error = c->exec(c->exec_arg, rq);
+	rq->io_done = ctrl_rq_io_done;
+	rq->io_done_arg = c;
+	ret = c->exec(c->exec_arg, rq);
+	if (ret == IO_ASYNC)
+		return false; /* started: the stage ends it through ctrl_rq_io_done() */
+	rq->error = ret;
 	slow = rq_now(rq) - t0 > CTRL_INLINE_SLOW_NS;
 	ctrl_io_done(c, rq);
 	return slow;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/bio.h"
+#include "core/io.h"
 #include "core/params.h"
 #include "core/rate.h"
 #include "core/stats.h"
@@ -16,9 +17,10 @@
 struct queue;
 struct ctrl;
 
-/* Executes one request's backing I/O synchronously; returns 0 or -errno. The real one is
- * backend_exec(); unit tests plug in a fake. */
-typedef int (*ctrl_exec_fn)(void *arg, struct request *rq);
+/* Executes one request's backing I/O: an I/O stage (core/io.h) that returns 0 or -errno, or
+ * IO_ASYNC and ends the request later through rq->io_done. The real one is backend_exec();
+ * unit tests plug in a fake. */
+typedef io_exec_fn ctrl_exec_fn;
 
 struct ctrl {
 	/* Admission state: guarded by the queue's lock (q->lock), which the queue holds when it
