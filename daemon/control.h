@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/* MOUNTPOINT/control: one command per write, answered synchronously; a read lists the state.
+ *
+ * A command is a line of words: "stop", "fault add op=write error=EIO", "powercut". The
+ * first word names a handler in control.c's table; each feature (queue state, faults, the
+ * write cache) owns its handler and its part of the listing. A handler either takes effect
+ * and returns 0, possibly appending an answer to @out, or changes nothing and returns
+ * -EINVAL (or another -errno) with one line in @out saying why; control.c logs that line
+ * and fails the write with the errno. A write returns only when its command has taken
+ * effect. */
+#ifndef PLUGDISK_CONTROL_H
+#define PLUGDISK_CONTROL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct pd;
+
+/* The answer to a command, or the listing of a read: text that grows as needed. */
+struct ctl_out {
+	char *buf;
+	size_t len, cap;
+	int oom;	/* an append failed: the text is cut short */
+};
+
+/* Append printf-style text to @out. */
+void ctl_printf(struct ctl_out *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A command handler: @argv[0] is the command's name, @argc >= 1. Returns 0 or -errno (see
+ * above). Runs in a FUSE receive thread; it may block until the command has taken effect. */
+typedef int (*ctl_cmd_fn)(struct pd *pd, int argc, char **argv, struct ctl_out *out);
+
+/* A feature's part of the state listing, in the words its commands use. */
+typedef void (*ctl_show_fn)(struct pd *pd, struct ctl_out *out);
+
+struct ctl_cmd {
+	const char *name;	/* first word */
+	const char *usage;	/* one line, for "help" and for errors */
+	ctl_cmd_fn run;
+};
+
+/* Run one command line (a write to the control file). Returns 0 or -errno; @out gets the
+ * answer or the reason. */
+int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out);
+
+/* The listing a read of the control file returns. */
+void control_show(struct pd *pd, struct ctl_out *out);
+
+#endif
