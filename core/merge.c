@@ -4,7 +4,14 @@
  * Only queued requests (not yet dispatched) are candidates. The scan walks the FIFO from the
  * tail and stops at the first queued flush, so nothing merges across a flush. A bio that
  * overlaps any request it would have to overtake is not merged at all: it becomes a request
- * at the tail, keeping the order of overlapping I/O. */
+ * at the tail, keeping the order of overlapping I/O. A gap fill moves one request to the
+ * other's place in the FIFO, so it is done only when no queued request between the two
+ * overlaps the one that moves.
+ *
+ * The promise is about dispatch: overlapping requests leave the queue in the order their bios
+ * arrived. Once dispatched, the controller's parallel workers may complete two overlapping
+ * in-flight requests in either order, as a real disk's command queue may; a submitter that
+ * needs order waits for one completion before it submits the next. */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -67,6 +74,25 @@ void queue_unlink(struct queue *q, struct request *rq)
 		q->last_merge = NULL;
 }
 
+/* Whether a queued request strictly between @a and @b in the FIFO overlaps @rq: joining @rq
+ * into the other one would move it past that request. */
+static bool overlap_between(const struct request *a, const struct request *b,
+			    const struct request *rq)
+{
+	const struct request *first = a, *last = b, *it;
+
+	for (it = a; it && it != b; it = it->next)
+		;
+	if (!it) { /* @b comes first */
+		first = b;
+		last = a;
+	}
+	for (it = first->next; it && it != last; it = it->next)
+		if (it->offset < rq_end(rq) && rq->offset < rq_end(it))
+			return true;
+	return false;
+}
+
 /* @next starts where @rq ends: move its bios into @rq and free it (attempt_merge). */
 static void join(struct queue *q, struct request *rq, struct request *next)
 {
@@ -123,7 +149,8 @@ struct request *merge_bio(struct queue *q, struct bio *bio)
 	if (back) {
 		back_merge(q, back, bio);
 		if (front && q->p.nomerges == NOMERGES_ALL &&
-		    can_grow(q, back, front->len, (int)front->nr_iov))
+		    can_grow(q, back, front->len, (int)front->nr_iov) &&
+		    !overlap_between(back, front, front))
 			join(q, back, front);
 		q->last_merge = back;
 		return back;

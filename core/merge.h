@@ -12,8 +12,9 @@ struct queue;
 /* Try to merge @bio into a queued request: back merge, front merge, and, when the bio fills
  * the gap between two queued requests, join them (the block layer's attempt_merge).
  * Honours queue.nomerges and queue.max_request_size, never merges across ops, never merges
- * flushes, never merges past a queued flush and never lets a bio overtake a queued request
- * whose range it overlaps. Counts the merges. Returns the request the bio went into, or
+ * flushes, never merges past a queued flush, never lets a bio overtake a queued request
+ * whose range it overlaps and never joins two requests across a queued request that overlaps
+ * the one that moves: overlapping requests are dispatched in submission order. Counts the merges. Returns the request the bio went into, or
  * NULL if it must become a request of its own. q->lock held. */
 struct request *merge_bio(struct queue *q, struct bio *bio);
 

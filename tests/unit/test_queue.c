@@ -420,6 +420,54 @@ START_TEST(test_overlapping_bio_does_not_overtake)
 }
 END_TEST
 
+/* A gap fill must not join across a request that overlaps the one it moves. A=[0,4K),
+ * D=[12K,16K), then C=[8K,16K) queues behind D (it overlaps D). A bio for [4K,8K) back-merges
+ * into A; joining C into A as well would dispatch C before D. */
+START_TEST(test_gap_fill_does_not_move_request_past_overlap)
+{
+	struct tbio b[4];
+
+	fake_params(&F);
+	F.exec_ns = 1 * US; /* each exec moves the clock: exec_at gives the order */
+	fake_start(&F);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);		/* A */
+	submit(&F, &b[1], BIO_OP_WRITE, 12 * KiB, 4 * KiB);	/* D */
+	submit(&F, &b[2], BIO_OP_WRITE, 8 * KiB, 8 * KiB);	/* C */
+	ck_assert_uint_eq(F.q.nr_queued, 3);
+	submit(&F, &b[3], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
+	queue_unplug_idle(&F.q);
+	fake_stop(&F);
+	assert_all_done_once(b, 4);
+	ck_assert_msg(b[1].exec_at < b[2].exec_at, "C [8K,16K) ran before D [12K,16K)");
+	assert_exec(0, BIO_OP_WRITE, 0, 8 * KiB, 2);
+	assert_exec(1, BIO_OP_WRITE, 12 * KiB, 4 * KiB, 1);
+	assert_exec(2, BIO_OP_WRITE, 8 * KiB, 8 * KiB, 1);
+}
+END_TEST
+
+/* The mirror case: the request a gap fill would move sits before an overlapping one, and the
+ * bio's back-merge target after it. C=[8K,12K), D=[8K,16K), A=[0,4K), bio [4K,8K): C must
+ * still run before D. */
+START_TEST(test_gap_fill_does_not_move_request_back_past_overlap)
+{
+	struct tbio b[4];
+
+	fake_params(&F);
+	F.exec_ns = 1 * US;
+	fake_start(&F);
+	submit(&F, &b[0], BIO_OP_WRITE, 8 * KiB, 4 * KiB);	/* C */
+	submit(&F, &b[1], BIO_OP_WRITE, 8 * KiB, 8 * KiB);	/* D */
+	submit(&F, &b[2], BIO_OP_WRITE, 0, 4 * KiB);		/* A */
+	ck_assert_uint_eq(F.q.nr_queued, 3);
+	submit(&F, &b[3], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
+	queue_unplug_idle(&F.q);
+	fake_stop(&F);
+	assert_all_done_once(b, 4);
+	ck_assert_msg(b[0].exec_at < b[1].exec_at, "C [8K,12K) ran after D [8K,16K)");
+	ck_assert_msg(b[2].exec_at <= b[3].exec_at, "A ran after the bio that follows it");
+}
+END_TEST
+
 /* One slot, busy for 100 us per command: what follows the first bio stays queued. */
 static void one_slot_params(void)
 {
@@ -1053,6 +1101,8 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_discard_merges_with_discard_only);
 	tcase_add_test(tc, test_overlapping_bio_queued_separately);
 	tcase_add_test(tc, test_overlapping_bio_does_not_overtake);
+	tcase_add_test(tc, test_gap_fill_does_not_move_request_past_overlap);
+	tcase_add_test(tc, test_gap_fill_does_not_move_request_back_past_overlap);
 	tcase_add_test(tc, test_flush_never_merges);
 	tcase_add_test(tc, test_nothing_merges_across_queued_flush);
 	suite_add_tcase(s, tc);
