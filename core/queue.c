@@ -45,6 +45,24 @@
 
 const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
 
+void queue_unlink(struct queue *q, struct request *rq)
+{
+	if (rq->prev)
+		rq->prev->next = rq->next;
+	else
+		q->head = rq->next;
+	if (rq->next)
+		rq->next->prev = rq->prev;
+	else
+		q->tail = rq->prev;
+	rq->prev = rq->next = NULL;
+	merge_index_del(q, rq);
+	q->nr_queued--;
+	q->queued_bytes -= rq->len;
+	if (q->last_merge == rq)
+		q->last_merge = NULL;
+}
+
 static uint64_t q_now(struct queue *q)
 {
 	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
@@ -194,7 +212,12 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, struct timer *t,
 	       clock_fn clock, void *clock_arg)
 {
+	int ret;
+
 	memset(q, 0, sizeof(*q));
+	ret = merge_index_init(q);
+	if (ret)
+		return ret;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->free_wait, NULL);
 	pthread_cond_init(&q->idle_wait, NULL);
@@ -217,6 +240,7 @@ void queue_destroy(struct queue *q)
 	pthread_cond_destroy(&q->free_wait);
 	pthread_cond_destroy(&q->idle_wait);
 	pthread_mutex_destroy(&q->lock);
+	merge_index_destroy(q);
 }
 
 static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
@@ -248,6 +272,7 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 	else
 		q->head = rq;
 	q->tail = rq;
+	merge_index_add(q, rq);
 	q->nr_queued++;
 	q->queued_bytes += rq->len;
 	if (rq->op != BIO_OP_FLUSH)

@@ -29,6 +29,11 @@ struct queue {
 	unsigned int nr_queued;		/* q->lock */
 	uint64_t queued_bytes;		/* q->lock */
 	struct request *last_merge;	/* q->lock: one-hit cache, as the block layer's */
+	/* The merge index (core/merge.c): every queued request but flushes. */
+	struct request **end_hash;	/* q->lock: chains by rq_end() */
+	struct request *sort_root;	/* q->lock: treap by (offset, seq) */
+	uint64_t next_seq;		/* q->lock: seq of the latest queued request */
+	uint64_t flush_seq;		/* q->lock: seq of the latest queued flush, 0 if none */
 
 	bool plugged;			/* q->lock */
 	bool stopped;			/* q->lock */
@@ -102,5 +107,11 @@ void queue_stats_reset(struct queue *q);
 
 /* Whether nothing is queued or in flight. */
 bool queue_is_idle(struct queue *q);
+
+/* Internal to core/. */
+
+/* Unlink @rq from the queue's FIFO, its merge index and its counters (not freed).
+ * q->lock held. */
+void queue_unlink(struct queue *q, struct request *rq);
 
 #endif

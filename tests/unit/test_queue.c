@@ -1029,6 +1029,127 @@ START_TEST(test_merging_bio_does_not_wait_for_a_request)
 }
 END_TEST
 
+/* In-order walk of the merge index's treap: keys ascend, each node's subtree end is right,
+ * priorities form a heap. Returns the number of nodes; clears *@ok on a fault. (Plain checks,
+ * not ck_assert: this runs for every node after every submit.) */
+static unsigned int check_treap(const struct request *n, const struct request **prev, bool *ok)
+{
+	unsigned int cnt = 0;
+	uint64_t max;
+
+	if (!n)
+		return 0;
+	cnt += check_treap(n->sort_l, prev, ok);
+	if (*prev && !((*prev)->offset < n->offset ||
+		       ((*prev)->offset == n->offset && (*prev)->seq < n->seq)))
+		*ok = false;
+	*prev = n;
+	cnt += 1 + check_treap(n->sort_r, prev, ok);
+	max = rq_end(n);
+	if (n->sort_l) {
+		if (n->sort_l->sort_prio > n->sort_prio)
+			*ok = false;
+		if (n->sort_l->sort_max_end > max)
+			max = n->sort_l->sort_max_end;
+	}
+	if (n->sort_r) {
+		if (n->sort_r->sort_prio > n->sort_prio)
+			*ok = false;
+		if (n->sort_r->sort_max_end > max)
+			max = n->sort_r->sort_max_end;
+	}
+	if (n->sort_max_end != max)
+		*ok = false;
+	return cnt;
+}
+
+/* The merge index holds exactly the queued requests but flushes, in FIFO seq order, each on
+ * the hash chain of its end. */
+static void check_merge_index(struct queue *q)
+{
+	const struct request *prev = NULL, *rq;
+	unsigned int indexed = 0;
+	uint64_t seq = 0;
+	bool ok = true;
+
+	pthread_mutex_lock(&q->lock);
+	for (rq = q->head; rq; rq = rq->next) {
+		if (rq->seq <= seq)
+			ok = false;
+		seq = rq->seq;
+		if (rq->op == BIO_OP_FLUSH)
+			continue;
+		indexed++;
+		if (!rq->hash_pprev || *rq->hash_pprev != rq)
+			ok = false;
+	}
+	if (check_treap(q->sort_root, &prev, &ok) != indexed)
+		ok = false;
+	pthread_mutex_unlock(&q->lock);
+	if (!ok)
+		ck_abort_msg("the merge index does not match the queue");
+}
+
+/* Random ops over a small range, so that bios often touch and overlap, with the index checked
+ * after every submit: bios that overlap run in submission order, nothing crosses a flush, and
+ * merges still happen. */
+START_TEST(test_random_load_keeps_overlap_order)
+{
+	enum { N = 2500 };
+	static struct tbio b[N];
+	uint32_t x = 777;
+	struct stats_snapshot ss;
+
+	fake_params(&F);
+	F.qp.max_request_size = 32 * KiB;
+	F.cp.queue_depth = 2; /* the queue stops often, and requests wait behind flushes */
+	F.cp.latency_us = 20;
+	F.exec_ns = 1 * US; /* exec_at orders the execs */
+	fake_start(&F);
+	for (int i = 0; i < N; i++) {
+		enum bio_op op;
+		uint32_t r;
+
+		x = x * 1103515245u + 12345u;
+		r = x >> 8;
+		op = r % 100 < 50   ? BIO_OP_WRITE
+		     : r % 100 < 80 ? BIO_OP_READ
+		     : r % 100 < 97 ? BIO_OP_DISCARD
+				    : BIO_OP_FLUSH;
+		if (op == BIO_OP_FLUSH)
+			submit(&F, &b[i], op, 0, 0);
+		else
+			submit(&F, &b[i], op, (uint64_t)((r >> 7) % 48) * 4 * KiB,
+			       (1 + (r >> 13) % 3) * 4 * KiB);
+		check_merge_index(&F.q);
+		if ((r >> 16) % 40 == 0)
+			queue_unplug_idle(&F.q);
+		if ((r >> 22) % 8 == 0)
+			fake_advance_to(&F, fake_now(&F) + 10 * US);
+	}
+	fake_run_until_idle(&F);
+	assert_all_done_once(b, N);
+	for (int i = 0; i < N; i++) {
+		for (int j = i + 1; j < N; j++) {
+			const struct bio *u = &b[i].bio, *v = &b[j].bio;
+			bool ordered = u->op == BIO_OP_FLUSH || v->op == BIO_OP_FLUSH ||
+				       (u->offset < bio_end(v) && v->offset < bio_end(u));
+
+			if (ordered && b[i].exec_at >= b[j].exec_at)
+				ck_abort_msg("bio %d (%s %llu+%u) ran at or after bio %d (%s %llu+%u)",
+					     i, bio_op_name[u->op], (unsigned long long)u->offset,
+					     u->len, j, bio_op_name[v->op],
+					     (unsigned long long)v->offset, v->len);
+		}
+	}
+	ss = snap();
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_back, 0);
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_front, 0);
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_gap, 0);
+	fake_stop(&F);
+}
+END_TEST
+
 /* A random mix of ops, sizes, overlaps, unplugs and completions: every bio completes once
  * and bios = ios + merges for every op. */
 START_TEST(test_mixed_load_keeps_identity)
@@ -1103,6 +1224,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_overlapping_bio_does_not_overtake);
 	tcase_add_test(tc, test_gap_fill_does_not_move_request_past_overlap);
 	tcase_add_test(tc, test_gap_fill_does_not_move_request_back_past_overlap);
+	tcase_add_test(tc, test_random_load_keeps_overlap_order);
 	tcase_add_test(tc, test_flush_never_merges);
 	tcase_add_test(tc, test_nothing_merges_across_queued_flush);
 	suite_add_tcase(s, tc);
