@@ -126,19 +126,11 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	c->p.workers = workers;
 }
 
-/* The time on the clock of @rq's queue: a fake clock in unit tests, as for the deadline. */
-static uint64_t rq_now(const struct request *rq)
-{
-	const struct queue *q = rq->queue;
-
-	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
-}
-
 /* The backing I/O of @rq has finished: complete it now, or at its deadline. */
 static void ctrl_io_done(struct ctrl *c, struct request *rq)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
-		uint64_t now = rq_now(rq);
+		uint64_t now = queue_now(rq->queue);
 
 		if (now < rq->deadline_ns) {
 			/* The device frees the slot at the deadline, however late the timer. */
@@ -168,7 +160,7 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * completion, whose reply may be preempted by the task it wakes) was slow. */
 static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
-	uint64_t t0 = rq_now(rq);
+	uint64_t t0 = queue_now(rq->queue);
 	bool slow;
 	int ret;
 
@@ -178,7 +170,7 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 	if (ret == IO_ASYNC)
 		return false; /* started: the stage ends it through ctrl_rq_io_done() */
 	rq->error = ret;
-	slow = rq_now(rq) - t0 > CTRL_INLINE_SLOW_NS;
+	slow = queue_now(rq->queue) - t0 > CTRL_INLINE_SLOW_NS;
 	ctrl_io_done(c, rq);
 	return slow;
 }

@@ -63,7 +63,7 @@ void queue_unlink(struct queue *q, struct request *rq)
 		q->last_merge = NULL;
 }
 
-static uint64_t q_now(struct queue *q)
+uint64_t queue_now(const struct queue *q)
 {
 	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
 }
@@ -181,7 +181,7 @@ static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	if (q->plugged && now >= q->unplug_at) {
 		__queue_unplug(q, UNPLUG_TIMER, now);
 		__queue_run(q, now, &list);
@@ -196,7 +196,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	if (q->stopped && q->stop_reason == STOP_BUDGET) {
 		if (now >= q->restart_at) {
 			q->runnable_since = q->restart_at;
@@ -229,7 +229,7 @@ int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, st
 	c->q = q;
 	timer_entry_init(&q->unplug_tmr, unplug_timer_fn);
 	timer_entry_init(&q->restart_tmr, restart_timer_fn);
-	q->last_acct = q_now(q);
+	q->last_acct = queue_now(q);
 	return 0;
 }
 
@@ -282,7 +282,7 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 void queue_submit(struct queue *q, struct bio *bio)
 {
 	struct request *list = NULL, *rq;
-	uint64_t now = q_now(q);
+	uint64_t now = queue_now(q);
 
 	bio->submit_ns = now;
 	bio->next = NULL;
@@ -307,7 +307,7 @@ void queue_submit(struct queue *q, struct bio *bio)
 			pthread_cond_wait(&q->free_wait, &q->lock);
 			q->waiters--;
 		}
-		now = q_now(q);
+		now = queue_now(q);
 		rq = merge_bio(q, bio);
 	}
 	if (!rq) {
@@ -346,7 +346,7 @@ void queue_unplug_idle(struct queue *q)
 		return;
 	pthread_mutex_lock(&q->lock);
 	if (q->plugged) {
-		now = q_now(q);
+		now = queue_now(q);
 		__queue_unplug(q, UNPLUG_IDLE, now);
 		__queue_run(q, now, &list);
 	}
@@ -358,7 +358,7 @@ void queue_complete(struct queue *q, struct request *rq)
 {
 	struct op_stats *st = &q->stats.op[rq->op];
 	struct request *list = NULL;
-	uint64_t now = q_now(q);
+	uint64_t now = queue_now(q);
 	struct bio *bio, *next;
 
 	pthread_mutex_lock(&q->lock);
@@ -402,8 +402,8 @@ void queue_drain(struct queue *q)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	__queue_unplug(q, UNPLUG_IDLE, q_now(q));
-	__queue_run(q, q_now(q), &list);
+	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
+	__queue_run(q, queue_now(q), &list);
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
 
@@ -433,7 +433,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	q->p = *qp;
 	ctrl_reconfigure(q->ctrl, cp, now);
 	if (!qp->plug) {
@@ -457,7 +457,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	queue_account_time(q, now);
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
@@ -485,7 +485,7 @@ void queue_stats_reset(struct queue *q)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
 	q->plugged_since = q->stopped_since = q->last_acct = now;
 	pthread_mutex_unlock(&q->lock);

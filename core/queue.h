@@ -108,6 +108,9 @@ void queue_stats_reset(struct queue *q);
 /* Whether nothing is queued or in flight. */
 bool queue_is_idle(struct queue *q);
 
+/* The time on @q's clock (a fake one in unit tests), in ns. Any thread. */
+uint64_t queue_now(const struct queue *q);
+
 /* Internal to core/. */
 
 /* Unlink @rq from the queue's FIFO, its merge index and its counters (not freed).
