@@ -13,8 +13,8 @@
  *           clears starts it.
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
- * Admitted requests go to a pool of worker threads that run the backing I/O (preadv,
- * pwritev, fdatasync, punch hole). A command completes at the later of its backing I/O's
+ * Admitted requests go to a pool of worker threads (core/pool.c) that run the backing I/O
+ * (preadv, pwritev, fdatasync, punch hole), or run in the dispatching thread (ctrl_issue()). A command completes at the later of its backing I/O's
  * end and dispatch + service latency: if the I/O finishes early, the completion is deferred
  * to the timer thread, so the slot stays busy for the service time without holding a worker.
  * That makes the device's peak rate queue_depth / latency commands per second, as on a real
@@ -30,7 +30,7 @@
  * timer lateness is absorbed instead of accumulated.
  *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
- * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
+ * which the queue holds whenever it calls in. The pool's work list has its own lock, taken
  * after q->lock and never held across I/O. */
 #include <errno.h>
 #include <stdlib.h>
@@ -175,37 +175,10 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 	return slow;
 }
 
-/* Set in worker threads: a completion a worker runs dispatches more requests, and the worker
- * goes back to the list itself, so only the requests beyond its own need another worker. */
-static __thread bool tls_worker;
-
-static void *ctrl_worker(void *arg)
+/* A pool thread runs one request. */
+static void ctrl_worker_run(void *arg, struct request *rq)
 {
-	struct ctrl *c = arg;
-
-	pthread_setname_np(pthread_self(), "plugdisk-io");
-	tls_worker = true;
-	pthread_mutex_lock(&c->pool_lock);
-	for (;;) {
-		struct request *rq;
-
-		while (!c->work_head && !c->pool_stop) {
-			c->nr_idle++;
-			pthread_cond_wait(&c->pool_cond, &c->pool_lock);
-			c->nr_idle--;
-		}
-		if (!c->work_head)
-			break;
-		rq = c->work_head;
-		c->work_head = rq->work_next;
-		if (!c->work_head)
-			c->work_tail = NULL;
-		pthread_mutex_unlock(&c->pool_lock);
-		ctrl_exec(c, rq);
-		pthread_mutex_lock(&c->pool_lock);
-	}
-	pthread_mutex_unlock(&c->pool_lock);
-	return NULL;
+	ctrl_exec(arg, rq);
 }
 
 /* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
@@ -247,33 +220,6 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 	tls_in_inline = false;
 }
 
-/* Append @list to the workers' list and wake one idle worker per request, less the one the
- * calling worker takes itself (@self). A busy worker picks up queued work when it finishes,
- * so waking more workers than are idle, or than there is work, only costs futex calls and
- * pool_lock contention. */
-static void ctrl_queue_work(struct ctrl *c, struct request *list, unsigned int self)
-{
-	struct request *tail = list;
-	unsigned int n = 1, wake;
-
-	while (tail->work_next) {
-		tail = tail->work_next;
-		n++;
-	}
-	pthread_mutex_lock(&c->pool_lock);
-	if (c->work_tail)
-		c->work_tail->work_next = list;
-	else
-		c->work_head = list;
-	c->work_tail = tail;
-	wake = n > self ? n - self : 0;
-	if (wake > c->nr_idle)
-		wake = c->nr_idle;
-	pthread_mutex_unlock(&c->pool_lock);
-	while (wake--)
-		pthread_cond_signal(&c->pool_cond);
-}
-
 void ctrl_issue(struct ctrl *c, struct request *list)
 {
 	struct request *mine;
@@ -284,12 +230,14 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		ctrl_run_here(c, list);
 		return;
 	}
-	if (tls_worker) {
-		ctrl_queue_work(c, list, 1);
+	if (pool_in_thread()) {
+		/* A completion a worker ran dispatched more: the worker goes back to the list
+		 * itself, so only the requests beyond its own need another worker. */
+		pool_queue(&c->pool, list, 1);
 		return;
 	}
 	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
-		ctrl_queue_work(c, list, 0);
+		pool_queue(&c->pool, list, 0);
 		return;
 	}
 	/* This thread runs the requests itself, in order, while each is quicker than handing it
@@ -302,7 +250,7 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		list = list->work_next;
 		mine->work_next = NULL;
 		if (ctrl_exec(c, mine) && list) {
-			ctrl_queue_work(c, list, 0);
+			pool_queue(&c->pool, list, 0);
 			break;
 		}
 	}
@@ -312,6 +260,8 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
 	      void *exec_arg, int64_t now)
 {
+	int ret;
+
 	memset(c, 0, sizeof(*c));
 	c->p = *p;
 	c->timer = t;
@@ -321,41 +271,21 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	c->slot_free = calloc(CTRL_MAX_SLOTS, sizeof(*c->slot_free));
 	if (!c->slot_free)
 		return -ENOMEM;
-	pthread_mutex_init(&c->pool_lock, NULL);
-	pthread_cond_init(&c->pool_cond, NULL);
-	if (!p->workers) {
-		c->inline_exec = true;
-		return 0;
+	ret = pool_init(&c->pool, p->workers, "plugdisk-io", ctrl_worker_run, c);
+	if (ret) {
+		free(c->slot_free);
+		c->slot_free = NULL;
+		return ret;
 	}
-	c->workers = calloc(p->workers, sizeof(*c->workers));
-	if (!c->workers)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < p->workers; i++) {
-		int err = pthread_create(&c->workers[i], NULL, ctrl_worker, c);
-
-		if (err) {
-			log_err("pthread_create (worker): %s", strerror(err));
-			ctrl_destroy(c);
-			return -err;
-		}
-		c->nr_workers++;
-	}
+	c->nr_workers = c->pool.nr_threads;
+	c->inline_exec = !p->workers;
 	return 0;
 }
 
 void ctrl_destroy(struct ctrl *c)
 {
-	pthread_mutex_lock(&c->pool_lock);
-	c->pool_stop = true;
-	pthread_mutex_unlock(&c->pool_lock);
-	pthread_cond_broadcast(&c->pool_cond);
-	for (unsigned int i = 0; i < c->nr_workers; i++)
-		pthread_join(c->workers[i], NULL);
-	free(c->workers);
-	c->workers = NULL;
+	pool_destroy(&c->pool);
+	c->nr_workers = 0;
 	free(c->slot_free);
 	c->slot_free = NULL;
-	c->nr_workers = 0;
-	pthread_cond_destroy(&c->pool_cond);
-	pthread_mutex_destroy(&c->pool_lock);
 }

@@ -18,7 +18,7 @@ struct ctrl;
 struct queue {
 	/* Guards everything below marked q->lock, and the controller's admission state
 	 * (struct ctrl fields marked q->lock): the controller shares its queue's lock, as a
-	 * block driver shares the queue lock. Lock order: q->lock, then ctrl->pool_lock, then
+	 * block driver shares the queue lock. Lock order: q->lock, then ctrl->pool.lock, then
 	 * timer->lock. Never call a bio's end_io with q->lock held. */
 	pthread_mutex_t lock;
 	pthread_cond_t free_wait;	/* q->lock: a request slot in the queue freed */
