@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/barrier.h"
 #include "core/full_rw.h"
 #include "core/log.h"
 #include "core/sys.h"
@@ -126,11 +127,12 @@ static void backend_note(struct backend *be, enum bio_op op, int error, const ch
 {
 	int was;
 
-	if (__atomic_load_n(&be->fault[op], __ATOMIC_RELAXED) == error)
+	/* A hint read without fault_lock: a stale value only costs taking the lock. */
+	if (READ_ONCE(be->fault[op]) == error)
 		return;
 	pthread_mutex_lock(&be->fault_lock);
 	was = be->fault[op];
-	__atomic_store_n(&be->fault[op], error, __ATOMIC_RELAXED);
+	WRITE_ONCE(be->fault[op], error); /* for the hint above */
 	pthread_mutex_unlock(&be->fault_lock);
 	if (was == error)
 		return;

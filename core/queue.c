@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/barrier.h"
 #include "core/ctrl.h"
 #include "core/log.h"
 #include "core/merge.h"
@@ -71,14 +72,15 @@ uint64_t queue_now(const struct queue *q)
 /* q->lock held. The plugged flag is also read without the lock as a hint. */
 static void set_plugged(struct queue *q, bool v)
 {
-	__atomic_store_n(&q->plugged, v, __ATOMIC_RELAXED);
+	WRITE_ONCE(q->plugged, v);
 }
 
 bool queue_needs_unplug(struct queue *q)
 {
-	/* Pairs with set_plugged(); a stale answer only costs one lock round or one idle
-	 * unplug left to the timer's backstop, never a lost request. */
-	return __atomic_load_n(&q->plugged, __ATOMIC_RELAXED);
+	/* Read without q->lock (set_plugged() writes it under the lock): a stale answer only
+	 * costs one lock round or one idle unplug left to the timer's backstop, never a lost
+	 * request. */
+	return READ_ONCE(q->plugged);
 }
 
 /* q->lock held: integrate busy and weighted time up to @now. Call before any change of
@@ -378,7 +380,7 @@ void queue_complete(struct queue *q, struct request *rq)
 		__queue_start_run(q, now, &list);
 	else
 		__queue_run(q, now, &list);
-	__atomic_add_fetch(&q->completing, 1, __ATOMIC_SEQ_CST);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_mutex_unlock(&q->lock);
 
 	ctrl_issue(q->ctrl, list);
@@ -389,8 +391,7 @@ void queue_complete(struct queue *q, struct request *rq)
 	free(rq);
 	/* Drain returns only once every end_io has returned: the replies it sends use state
 	 * (the FUSE session) that the drainer tears down next. */
-	if (__atomic_sub_fetch(&q->completing, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&q->drain_waiting, __ATOMIC_SEQ_CST)) {
+	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
 		pthread_mutex_lock(&q->lock);
 		pthread_cond_broadcast(&q->idle_wait);
 		pthread_mutex_unlock(&q->lock);
@@ -408,11 +409,12 @@ void queue_drain(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 
 	pthread_mutex_lock(&q->lock);
-	__atomic_store_n(&q->drain_waiting, 1, __ATOMIC_SEQ_CST);
-	while (q->nr_queued || q->ctrl->in_flight ||
-	       __atomic_load_n(&q->completing, __ATOMIC_SEQ_CST))
+	/* Pairs with queue_complete(): the drainer stores drain_waiting then loads completing,
+	 * a completer decrements completing then loads drain_waiting (see struct queue). */
+	smp_store_mb(q->drain_waiting, 1);
+	while (q->nr_queued || q->ctrl->in_flight || smp_load_mb(q->completing))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
-	__atomic_store_n(&q->drain_waiting, 0, __ATOMIC_SEQ_CST);
+	smp_store_mb(q->drain_waiting, 0);
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/barrier.h"
 #include "core/ctrl.h"
 #include "core/queue.h"
 #include "core/timer.h"
@@ -72,17 +73,17 @@ static inline uint64_t fake_now(void *arg)
 {
 	struct fake *f = arg;
 
-	return __atomic_load_n(&f->now, __ATOMIC_SEQ_CST);
+	return smp_load_mb(f->now);
 }
 
 static inline void fake_set_now(struct fake *f, uint64_t now)
 {
-	__atomic_store_n(&f->now, now, __ATOMIC_SEQ_CST);
+	smp_store_mb(f->now, now);
 }
 
 static inline unsigned int fake_next_seq(struct fake *f)
 {
-	return __atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
+	return atomic_add_return_mb(f->seq, 1);
 }
 
 static inline int fake_exec(void *arg, struct request *rq)
@@ -122,7 +123,7 @@ static inline int fake_exec(void *arg, struct request *rq)
 	}
 	pthread_mutex_unlock(&f->log_lock);
 	if (f->exec_ns)
-		__atomic_add_fetch(&f->now, f->exec_ns, __ATOMIC_SEQ_CST);
+		atomic_add_return_mb(f->now, f->exec_ns);
 	return err;
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/barrier.h"
 #include "core/clock.h"
 #include "core/timer.h"
 
@@ -29,7 +30,7 @@ static void rec_fn(struct timer_entry *e, uint64_t now)
 {
 	struct rec *r = (struct rec *)e;
 
-	__atomic_add_fetch(&r->fired, 1, __ATOMIC_SEQ_CST);
+	atomic_add_return_mb(r->fired, 1); /* the test thread polls it with smp_load_mb */
 	r->fired_now = now;
 	r->fired_real = clock_now_ns();
 	order[norder++] = r->id;
@@ -236,8 +237,7 @@ START_TEST(test_threaded_timer_never_fires_early)
 		timer_arm(&t, &ents[i].e, d[i]);
 	timer_cancel(&t, &ents[2].e);
 	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&ents[0].fired, __ATOMIC_SEQ_CST) &&
-		    __atomic_load_n(&ents[1].fired, __ATOMIC_SEQ_CST))
+		if (smp_load_mb(ents[0].fired) && smp_load_mb(ents[1].fired))
 			break;
 		nanosleep(&ms, NULL);
 	}
