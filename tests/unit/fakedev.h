@@ -163,6 +163,24 @@ static inline void fake_start(struct fake *f)
 	ck_assert_int_eq(queue_init(&f->q, &f->qp, &f->c, &f->t, fake_now, f), 0);
 }
 
+/* The default fake disk (fake_params() then fake_start()), for tests that tune nothing. */
+static inline void fake_setup(struct fake *f)
+{
+	fake_params(f);
+	fake_start(f);
+}
+
+/* Set up with f->qp and f->cp on real time: the real clock and a timer thread, for tests of
+ * the worker threads. Stop with fake_stop_threaded(). */
+static inline void fake_start_threaded(struct fake *f)
+{
+	pthread_mutex_init(&f->log_lock, NULL);
+	ck_assert_int_eq(timer_init(&f->t, true), 0);
+	ck_assert_int_eq(ctrl_init(&f->c, &f->cp, &f->t, fake_exec, f, (int64_t)clock_now_ns()),
+			 0);
+	ck_assert_int_eq(queue_init(&f->q, &f->qp, &f->c, &f->t, NULL, NULL), 0);
+}
+
 static inline void tbio_init(struct tbio *tb, struct fake *f, enum bio_op op, uint64_t off,
 			     uint32_t len)
 {
@@ -242,6 +260,19 @@ static inline void assert_identity(struct fake *f)
 			      (unsigned long long)st->bios, (unsigned long long)st->ios,
 			      (unsigned long long)op_merges(st));
 	}
+}
+
+/* Drain a fake_start_threaded() disk, check bios = ios + merges, and free everything. The
+ * threads are joined afterwards: the records can be read without f->log_lock. */
+static inline void fake_stop_threaded(struct fake *f)
+{
+	queue_drain(&f->q);
+	ck_assert(queue_is_idle(&f->q));
+	assert_identity(f);
+	queue_destroy(&f->q);
+	ctrl_destroy(&f->c);
+	timer_destroy(&f->t);
+	pthread_mutex_destroy(&f->log_lock);
 }
 
 /* Drain, check bios = ios + merges, and free everything. */

@@ -33,15 +33,6 @@ static void submit_writes(struct tbio *b, int n, uint32_t len)
 		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 1024 * KiB, len);
 }
 
-/* exec[@i] is a flush whose device service started at @start. */
-static void assert_exec_flush_at(unsigned int i, uint64_t start)
-{
-	ck_assert_uint_lt(i, F.nexec);
-	ck_assert_int_eq(F.exec[i].op, BIO_OP_FLUSH);
-	ck_assert_uint_eq(F.exec[i].dispatch_ns, start);
-	ck_assert_uint_eq(F.exec[i].deadline_ns, start + 100 * US);
-}
-
 START_TEST(test_latency_per_op)
 {
 	struct ctrl_params p;
@@ -498,26 +489,15 @@ START_TEST(test_workers_complete_everything_once)
 	F.cp.workers = 2;
 	F.cp.queue_depth = 4;
 	F.cp.latency_us = 20;
-	pthread_mutex_init(&F.log_lock, NULL);
-	ck_assert_int_eq(timer_init(&F.t, true), 0);
-	ck_assert_int_eq(ctrl_init(&F.c, &F.cp, &F.t, fake_exec, &F, (int64_t)clock_now_ns()), 0);
-	ck_assert_int_eq(queue_init(&F.q, &F.qp, &F.c, &F.t, NULL, NULL), 0);
+	fake_start_threaded(&F);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, submit_loop, &s[i]), 0);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
-	queue_drain(&F.q);
-	ck_assert(queue_is_idle(&F.q));
-	assert_identity(&F);
-	queue_destroy(&F.q);
-	ctrl_destroy(&F.c);
-	timer_destroy(&F.t);
-	pthread_mutex_lock(&F.log_lock);
+	fake_stop_threaded(&F);
 	ck_assert_uint_eq(F.completions, N);
 	assert_all_done_once(b, N);
 	ck_assert_uint_le(F.max_in_flight, 4);
-	pthread_mutex_unlock(&F.log_lock);
-	pthread_mutex_destroy(&F.log_lock);
 }
 END_TEST
 

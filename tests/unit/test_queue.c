@@ -60,8 +60,7 @@ START_TEST(test_back_merge)
 	const int order[] = {0, 1, 2};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 8 * KiB, 4 * KiB);
@@ -91,8 +90,7 @@ START_TEST(test_back_merge_into_older_request)
 	struct tbio b[3];
 	const int order[] = {0, 2};
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 64 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
@@ -109,8 +107,7 @@ START_TEST(test_front_merge)
 	const int order[] = {2, 1, 0};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_READ, 8 * KiB, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_READ, 0, 4 * KiB);
@@ -135,8 +132,7 @@ START_TEST(test_gap_fill_joins_two_requests)
 	const int order[] = {0, 2, 1};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 8 * KiB, 4 * KiB);
 	ck_assert_uint_eq(F.q.nr_queued, 2);
@@ -241,8 +237,7 @@ START_TEST(test_merge_respects_iov_max)
 {
 	struct tbio b[2];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	tbio_init(&b[0], &F, BIO_OP_WRITE, 0, 4 * KiB);
 	b[0].bio.iovcnt = 1000;
 	queue_submit(&F.q, &b[0].bio);
@@ -341,8 +336,7 @@ START_TEST(test_read_never_merges_with_write)
 {
 	struct tbio b[4];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);   /* behind the write */
 	submit(&F, &b[2], BIO_OP_READ, 8 * KiB, 4 * KiB);   /* behind the read: merges */
@@ -362,8 +356,7 @@ START_TEST(test_discard_merges_with_discard_only)
 	struct tbio b[4];
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_DISCARD, 0, 64 * KiB);
 	submit(&F, &b[1], BIO_OP_DISCARD, 64 * KiB, 64 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 128 * KiB, 4 * KiB);
@@ -385,8 +378,7 @@ START_TEST(test_overlapping_bio_queued_separately)
 {
 	struct tbio b[2];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 8 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 4 * KiB, 8 * KiB);
 	ck_assert_uint_eq(F.q.nr_queued, 2);
@@ -405,8 +397,7 @@ START_TEST(test_overlapping_bio_does_not_overtake)
 {
 	struct tbio b[3];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
@@ -540,8 +531,7 @@ START_TEST(test_idle_queue_plugs_on_first_bio)
 	struct tbio b;
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_WRITE, 0, 4 * KiB);
 	ck_assert(F.q.plugged);
 	ck_assert(queue_needs_unplug(&F.q));
@@ -562,8 +552,7 @@ START_TEST(test_unplug_idle)
 	struct tbio b;
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_WRITE, 0, 4 * KiB);
 	queue_unplug_idle(&F.q);
 	ck_assert(!F.q.plugged);
@@ -707,8 +696,7 @@ START_TEST(test_unplug_flush)
 	struct tbio b[2];
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	ck_assert(F.q.plugged);
 	submit(&F, &b[1], BIO_OP_FLUSH, 0, 0);
@@ -730,8 +718,7 @@ START_TEST(test_flush_on_idle_queue_does_not_plug)
 {
 	struct tbio b;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_FLUSH, 0, 0);
 	ck_assert(!F.q.plugged);
 	ck_assert_uint_eq(F.nexec, 1);
