@@ -5,8 +5,6 @@
 #ifndef PLUGDISK_TEST_FAKEDEV_H
 #define PLUGDISK_TEST_FAKEDEV_H
 
-#undef NDEBUG
-#include <check.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -16,6 +14,7 @@
 #include "core/ctrl.h"
 #include "core/queue.h"
 #include "core/timer.h"
+#include "tests/unit/suite.h"
 
 #define KiB 1024u
 #define US  NSEC_PER_USEC
@@ -284,18 +283,6 @@ static inline void fake_stop(struct fake *f)
 	ctrl_destroy(&f->c);
 	timer_destroy(&f->t);
 	pthread_mutex_destroy(&f->log_lock);
-}
-
-/* Run a suite; return the process exit status. */
-static inline int run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }
 
 #endif

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the backing I/O (core/backend.c, core/full_rw.c, core/sys.c) through fake
  * system calls: short reads and writes, EINTR from every call, zero-byte transfers, errors. */
-#undef NDEBUG
-#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -13,6 +11,7 @@
 
 #include "core/backend.h"
 #include "core/sys.h"
+#include "tests/unit/suite.h"
 
 #define IMAGE_SIZE (1024 * 1024)
 
@@ -294,12 +293,10 @@ START_TEST(test_discard_retries_eintr)
 }
 END_TEST
 
-int main(void)
+static Suite *backend_suite(void)
 {
 	Suite *s = suite_create("backend");
 	TCase *tc = tcase_create("io");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_short_and_interrupted_writes_move_every_byte);
@@ -310,9 +307,10 @@ int main(void)
 	tcase_add_test(tc, test_flush_retries_eintr);
 	tcase_add_test(tc, test_discard_retries_eintr);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(backend_suite());
 }

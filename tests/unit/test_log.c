@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the logger (core/log.c): a line cut to the buffer still ends in a newline and
  * never carries the terminating NUL. */
-#undef NDEBUG
-#include <check.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/log.h"
+#include "tests/unit/suite.h"
 
 #define LINE_MAX_BYTES 1200 /* log.c's line buffer */
 
@@ -75,20 +74,19 @@ START_TEST(test_short_line_is_whole)
 }
 END_TEST
 
-int main(void)
+static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
 	TCase *tc = tcase_create("line");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_line_of_exactly_the_buffer_size);
 	tcase_add_test(tc, test_line_longer_than_the_buffer);
 	tcase_add_test(tc, test_short_line_is_whole);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(log_suite());
 }

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the backend worker pool (core/pool.c): every queued request runs exactly once,
  * in a pool thread, and destroying the pool runs what is still queued first. */
-#undef NDEBUG
-#include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/pool.h"
+#include "tests/unit/suite.h"
 
 enum { N = 5000 };
 
@@ -96,21 +95,20 @@ START_TEST(test_no_threads_starts_nothing)
 }
 END_TEST
 
-int main(void)
+static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("pool");
 	TCase *tc = tcase_create("pool");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_every_request_runs_once_in_a_pool_thread);
 	tcase_add_test(tc, test_destroy_runs_what_is_queued);
 	tcase_add_test(tc, test_no_threads_starts_nothing);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(pool_suite());
 }

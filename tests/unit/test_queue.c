@@ -1016,6 +1016,34 @@ START_TEST(test_merging_bio_does_not_wait_for_a_request)
 }
 END_TEST
 
+/* A random load: percentages of writes, reads and discards (the rest are flushes), bios
+ * 4 KiB-aligned within the first @blocks blocks of 4 KiB and 1 to @max_blocks blocks long. */
+struct mix {
+	unsigned int write, read, discard, blocks, max_blocks;
+};
+
+/* Submit one bio drawn from the generator *@x; returns the random bits, for the caller's own
+ * choices (unplug, clock). */
+static uint32_t submit_random(struct tbio *tb, uint32_t *x, const struct mix *m)
+{
+	uint32_t r, pct;
+	enum bio_op op;
+
+	*x = *x * 1103515245u + 12345u;
+	r = *x >> 8;
+	pct = r % 100;
+	op = pct < m->write			      ? BIO_OP_WRITE
+	     : pct < m->write + m->read		      ? BIO_OP_READ
+	     : pct < m->write + m->read + m->discard ? BIO_OP_DISCARD
+						      : BIO_OP_FLUSH;
+	if (op == BIO_OP_FLUSH)
+		submit(&F, tb, op, 0, 0);
+	else
+		submit(&F, tb, op, (uint64_t)((r >> 7) % m->blocks) * 4 * KiB,
+		       (1 + (r >> 13) % m->max_blocks) * 4 * KiB);
+	return r;
+}
+
 /* In-order walk of the merge index's treap: keys ascend, each node's subtree end is right,
  * priorities form a heap. Returns the number of nodes; clears *@ok on a fault. (Plain checks,
  * not ck_assert: this runs for every node after every submit.) */
@@ -1094,20 +1122,8 @@ START_TEST(test_random_load_keeps_overlap_order)
 	F.exec_ns = 1 * US; /* exec_at orders the execs */
 	fake_start(&F);
 	for (int i = 0; i < N; i++) {
-		enum bio_op op;
-		uint32_t r;
+		uint32_t r = submit_random(&b[i], &x, &(struct mix){ 50, 30, 17, 48, 3 });
 
-		x = x * 1103515245u + 12345u;
-		r = x >> 8;
-		op = r % 100 < 50   ? BIO_OP_WRITE
-		     : r % 100 < 80 ? BIO_OP_READ
-		     : r % 100 < 97 ? BIO_OP_DISCARD
-				    : BIO_OP_FLUSH;
-		if (op == BIO_OP_FLUSH)
-			submit(&F, &b[i], op, 0, 0);
-		else
-			submit(&F, &b[i], op, (uint64_t)((r >> 7) % 48) * 4 * KiB,
-			       (1 + (r >> 13) % 3) * 4 * KiB);
 		check_merge_index(&F.q);
 		if ((r >> 16) % 40 == 0)
 			queue_unplug_idle(&F.q);
@@ -1153,20 +1169,8 @@ START_TEST(test_mixed_load_keeps_identity)
 	F.cp.latency_us = 50;
 	fake_start(&F);
 	for (int i = 0; i < N; i++) {
-		enum bio_op op;
-		uint32_t r;
+		uint32_t r = submit_random(&b[i], &x, &(struct mix){ 45, 40, 10, 64, 4 });
 
-		x = x * 1103515245u + 12345u;
-		r = x >> 8;
-		op = r % 100 < 45   ? BIO_OP_WRITE
-		     : r % 100 < 85 ? BIO_OP_READ
-		     : r % 100 < 95 ? BIO_OP_DISCARD
-				    : BIO_OP_FLUSH;
-		if (op == BIO_OP_FLUSH)
-			submit(&F, &b[i], op, 0, 0);
-		else
-			submit(&F, &b[i], op, (uint64_t)((r >> 7) % 64) * 4 * KiB,
-			       (1 + (r >> 13) % 4) * 4 * KiB);
 		if ((r >> 16) % 5 == 0)
 			queue_unplug_idle(&F.q);
 		if ((r >> 19) % 3 == 0)

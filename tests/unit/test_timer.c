@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the timer (core/timer.c): deadline order, re-arm, cancel, run_due's count,
  * callbacks that re-arm, and the threaded timer never firing early. */
-#undef NDEBUG
-#include <check.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "core/barrier.h"
 #include "core/clock.h"
 #include "core/timer.h"
+#include "tests/unit/suite.h"
 
 #define NENT 1000
 
@@ -273,11 +272,5 @@ static Suite *timer_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(timer_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(timer_suite());
 }
