@@ -6,6 +6,7 @@
  * forks, and the parent returns only once the mount is live, with the child's status. */
 #define FUSE_USE_VERSION 34
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -394,6 +395,21 @@ static void clear_dead_mount(const char *path)
 	}
 }
 
+/* Whether directory @path has entries besides . and .. (false when it cannot be read). */
+static bool dir_has_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return found;
+}
+
 static int check_mountpoint(const char *arg, char **out)
 {
 	struct stat st;
@@ -428,6 +444,10 @@ static int check_mountpoint(const char *arg, char **out)
 		free(real);
 		return EXIT_MOUNT;
 	}
+	/* As mount(8) allows, but says so: the files there are hidden until the unmount. */
+	if (dir_has_entries(real))
+		fprintf(stderr, "plugdisk: warning: mountpoint %s is not empty: its files are "
+			"hidden while the disk is mounted\n", real);
 	*out = real;
 	return 0;
 }
