@@ -108,7 +108,7 @@ static void __queue_plug(struct queue *q, uint64_t now)
 
 static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 {
-	if (!q->plugged)
+	if (!q->plugged || q->plug_held)
 		return;
 	set_plugged(q, false);
 	q->runnable_since = now;
@@ -138,7 +138,7 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 
 	while (*tailp)
 		tailp = &(*tailp)->work_next;
-	if (q->plugged || q->stopped)
+	if (q->plugged || q->stopped || q->held)
 		return;
 	while ((rq = q->head)) {
 		uint64_t ready_at = 0;
@@ -356,6 +356,19 @@ void queue_unplug_idle(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 }
 
+/* A completer has ended its bios (it raised q->completing under q->lock before it dropped
+ * the lock): wake a drainer waiting for the last of them. Call without q->lock. The
+ * decrement, then the load of drain_waiting, pairs with the drainer's store of drain_waiting,
+ * then its load of completing (see struct queue). */
+static void queue_put_completing(struct queue *q)
+{
+	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->idle_wait);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
 void queue_complete(struct queue *q, struct request *rq)
 {
 	struct op_stats *st = &q->stats.op[rq->op];
@@ -391,11 +404,7 @@ void queue_complete(struct queue *q, struct request *rq)
 	free(rq);
 	/* Drain returns only once every end_io has returned: the replies it sends use state
 	 * (the FUSE session) that the drainer tears down next. */
-	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
-		pthread_mutex_lock(&q->lock);
-		pthread_cond_broadcast(&q->idle_wait);
-		pthread_mutex_unlock(&q->lock);
-	}
+	queue_put_completing(q);
 }
 
 void queue_drain(struct queue *q)
@@ -403,6 +412,7 @@ void queue_drain(struct queue *q)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
+	q->held = q->frozen = q->plug_held = false;
 	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
 	__queue_run(q, queue_now(q), &list);
 	pthread_mutex_unlock(&q->lock);
@@ -416,6 +426,104 @@ void queue_drain(struct queue *q)
 		pthread_cond_wait(&q->idle_wait, &q->lock);
 	smp_store_mb(q->drain_waiting, 0);
 	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_hold(struct queue *q, bool hold)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->held = hold;
+	if (!hold) {
+		q->frozen = false;
+		q->runnable_since = queue_now(q);
+		__queue_run(q, q->runnable_since, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_plug_hold(struct queue *q, bool plug)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	if (plug) {
+		if (!q->plugged)
+			__queue_plug(q, now);
+		q->plug_held = true;
+	} else if (q->plug_held) {
+		q->plug_held = false;
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_freeze(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->held = true;
+	q->frozen = true;
+	smp_store_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
+	while (q->ctrl->in_flight || smp_load_mb(q->completing))
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_thaw(struct queue *q)
+{
+	queue_hold(q, false);
+}
+
+void queue_hold_state(struct queue *q, struct queue_hold_state *st)
+{
+	pthread_mutex_lock(&q->lock);
+	st->held = q->held;
+	st->plug_held = q->plug_held;
+	st->frozen = q->frozen;
+	pthread_mutex_unlock(&q->lock);
+}
+
+unsigned int queue_abort(struct queue *q, int error)
+{
+	struct request *head = NULL, **tailp = &head, *rq, *list = NULL;
+	unsigned int nbios = 0;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	queue_account_time(q, now);
+	while ((rq = q->head)) {
+		queue_unlink(q, rq);
+		rq->work_next = NULL;
+		*tailp = rq;
+		tailp = &rq->work_next;
+		nbios += rq->nr_bios;
+		q->stats.op[rq->op].errors++;
+	}
+	q->held = q->frozen = q->plug_held = false;
+	__queue_unplug(q, UNPLUG_IDLE, now);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
+	pthread_cond_broadcast(&q->free_wait);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+
+	while ((rq = head)) {
+		struct bio *bio, *next;
+
+		head = rq->work_next;
+		for (bio = rq->bio; bio; bio = next) {
+			next = bio->next;
+			bio->end_io(bio, error);
+		}
+		free(rq);
+	}
+	queue_put_completing(q);
+	return nbios;
 }
 
 bool queue_is_idle(struct queue *q)

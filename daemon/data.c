@@ -1,0 +1,733 @@
+// SPDX-License-Identifier: MIT
+/* The disk's data path: FUSE requests on MOUNTPOINT/disk become bios, their completions
+ * replies.
+ *
+ * No request holds a thread while it is queued: a receive thread turns a request into a bio,
+ * submits it and goes back to /dev/fuse; the reply is sent by whoever completes the bio (a
+ * backend worker, the timer thread, or the receive thread itself when it runs the I/O
+ * inline). Only a range operation larger than one bio (a zero range or a punch hole) keeps
+ * its receive thread, which submits the range in bounded batches.
+ *
+ * Memory. Read and write buffers in flight are bounded by PD_DATA_BUDGET, so that memory stays
+ * flat whatever the queue depth and request size. Large buffers (PD_BIGBUF_MIN bytes of data
+ * or more) all have one capacity, PD_RXBUF_SIZE, that of a receive buffer: a large write keeps
+ * its data in the receive buffer it was read into, and the receive thread gets another. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "daemon/daemon.h"
+#include "daemon/data.h"
+
+/* Read and write buffers in flight, at most (one larger request may always go alone). */
+#define PD_DATA_BUDGET (16u * 1024u * 1024u)
+#define PD_BIGBUF_MIN (64u * 1024u)
+
+/* The kernel writes a request's header and its data, never more, whatever length the read of
+ * /dev/fuse asks for: a receive buffer of max_write plus a page holds any request. */
+_Static_assert(sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in) <=
+		       PD_RXBUF_SIZE - PD_MAX_WRITE,
+	       "a receive buffer holds the largest write request");
+
+/* One FUSE request in flight, or one bio of a range operation (fanout != NULL). */
+struct pd_fanout;
+struct pd_io {
+	struct bio bio;
+	fuse_req_t req;
+	struct pd_fanout *fanout;	/* the range operation this bio is part of, or NULL */
+	size_t reply_len;	/* bytes to report on success */
+	struct pd *pd;
+	size_t charged;		/* bytes of data taken from the daemon's data budget */
+	void *bigbuf;		/* the large buffer that holds its data (see pd_bigbuf_put), or NULL */
+	void *heapbuf;		/* a parked small write's data, or NULL */
+	struct iovec iov;
+	char data[];		/* the read or write buffer, or a range bio's iovecs */
+};
+
+static struct pd *req_pd(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* The daemon is stopping: the disk takes no new request (see pd_shutdown). */
+static bool pd_refuse(struct pd *pd, fuse_req_t req)
+{
+	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+		return false;
+	fuse_reply_err(req, PD_ESTOPPED);
+	return true;
+}
+
+/* ---- the data budget ---- */
+
+/* A receive thread that would exceed the budget waits for completions, like a submitter
+ * waiting for a free request. One request may always proceed alone, however large.
+ *
+ * But the last receive thread not waiting never waits: it parks the request (a read costs
+ * nothing parked; a write keeps its data, taking over its receive buffer when large) and goes
+ * back to /dev/fuse, so that stats, stat and control always answer, however saturated the
+ * data path. Parked data is bounded too (PD_PARK_BUDGET); beyond it, the last thread waits
+ * like the others. Parked requests are submitted in arrival order as the budget frees, by
+ * the receive threads (pd_data_unpark()), which a completion wakes through kick_fd. */
+#define PD_PARK_BUDGET PD_DATA_BUDGET
+
+/* data_lock held: whether @bytes more fit in the budget now. */
+static bool pd_data_fits(struct pd *pd, size_t bytes)
+{
+	return !pd->data_in_flight || pd->data_in_flight + bytes <= PD_DATA_BUDGET;
+}
+
+/* Take @bytes of the budget, waiting if need be; or, when @park_bytes is not 0 and this is
+ * the last receive thread not waiting, return false without waiting: the caller parks the
+ * request, which holds @park_bytes meanwhile. Returns true when the budget was taken. */
+static bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes)
+{
+	bool got = true;
+
+	pthread_mutex_lock(&pd->data_lock);
+	while (!pd_data_fits(pd, bytes)) {
+		if (park_bytes && pd->data_waiters + 1 >= pd->nr_threads &&
+		    pd->parked_bytes + park_bytes <= PD_PARK_BUDGET) {
+			pd->parked_bytes += park_bytes;
+			got = false;
+			break;
+		}
+		/* Whatever holds the budget must be able to move: flush our plug first. */
+		pthread_mutex_unlock(&pd->data_lock);
+		queue_unplug_idle(&pd->q);
+		pthread_mutex_lock(&pd->data_lock);
+		if (!pd_data_fits(pd, bytes)) {
+			pd->data_waiters++;
+			pthread_cond_wait(&pd->data_cond, &pd->data_lock);
+			pd->data_waiters--;
+		}
+	}
+	if (got)
+		pd->data_in_flight += bytes;
+	pthread_mutex_unlock(&pd->data_lock);
+	return got;
+}
+
+static void pd_data_get(struct pd *pd, size_t bytes)
+{
+	pd_data_get_or_park(pd, bytes, 0);
+}
+
+static void pd_data_put(struct pd *pd, size_t bytes)
+{
+	bool kick;
+
+	pthread_mutex_lock(&pd->data_lock);
+	pd->data_in_flight -= bytes;
+	kick = pd->parked != NULL;
+	pthread_mutex_unlock(&pd->data_lock);
+	pthread_cond_broadcast(&pd->data_cond);
+	if (kick) {
+		uint64_t one = 1;
+
+		/* A full counter already wakes a thread: nothing to do on EAGAIN. */
+		if (write(pd->kick_fd, &one, sizeof(one)) < 0) {
+		}
+	}
+}
+
+/* Give back @held parked bytes counted by pd_data_get_or_park() for a request that was not
+ * parked after all. */
+static void pd_data_unhold(struct pd *pd, size_t held)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	pd->parked_bytes -= held;
+	pthread_mutex_unlock(&pd->data_lock);
+}
+
+/* ---- large buffers ---- */
+
+/* The receive thread's buffer, which libfuse fills and reuses for every request it reads. */
+static __thread struct fuse_buf *tls_rxbuf;
+
+void pd_data_set_rxbuf(struct fuse_buf *buf)
+{
+	tls_rxbuf = buf;
+}
+
+/* A buffer done with is kept, up to PD_BIGBUF_FREE_MAX, for the next large read or the next
+ * receive thread that has none. Reuse keeps the buffers' pages mapped: a freed megabyte
+ * handed back to the kernel by malloc would be faulted in again, page by page, at the next
+ * large request, and malloc's per-thread arenas do not pile up freed buffers. */
+static void pd_bigbuf_put(struct pd *pd, void *mem)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	pd->bigbuf_used = true;
+	if (pd->bigbuf_nr_free < PD_BIGBUF_FREE_MAX) {
+		pd->bigbuf_free[pd->bigbuf_nr_free++] = mem;
+		mem = NULL;
+	}
+	pthread_mutex_unlock(&pd->data_lock);
+	free(mem);
+}
+
+/* A kept large buffer, or a new one; NULL only when out of memory. */
+static void *pd_bigbuf_get(struct pd *pd)
+{
+	void *mem = NULL;
+
+	pthread_mutex_lock(&pd->data_lock);
+	pd->bigbuf_used = true;
+	if (pd->bigbuf_nr_free)
+		mem = pd->bigbuf_free[--pd->bigbuf_nr_free];
+	pthread_mutex_unlock(&pd->data_lock);
+	return mem ? mem : malloc(PD_RXBUF_SIZE);
+}
+
+void *pd_data_rxbuf_get(struct pd *pd)
+{
+	return pd_bigbuf_get(pd);
+}
+
+/* Give the kept large buffers back, and malloc's free memory with them: all of them when
+ * @idle_only is false (at exit), else only when none was taken or returned since the last
+ * call. The main thread calls this on its periodic tick, so an idle daemon gives back the
+ * memory of a burst of large I/O within two ticks and keeps only its receive threads'
+ * buffers, while a steady stream of large I/O keeps reusing them. */
+void pd_fuse_trim_buffers(struct pd *pd, bool idle_only)
+{
+	void *mem[PD_BIGBUF_FREE_MAX];
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&pd->data_lock);
+	if (!idle_only || !pd->bigbuf_used) {
+		n = pd->bigbuf_nr_free;
+		memcpy(mem, pd->bigbuf_free, n * sizeof(mem[0]));
+		pd->bigbuf_nr_free = 0;
+	}
+	pd->bigbuf_used = false;
+	pthread_mutex_unlock(&pd->data_lock);
+	if (!n)
+		return;
+	while (n)
+		free(mem[--n]);
+	malloc_trim(0);
+}
+
+/* ---- bios ---- */
+
+static void pd_io_free(struct pd_io *io)
+{
+	if (io->charged)
+		pd_data_put(io->pd, io->charged);
+	if (io->bigbuf)
+		pd_bigbuf_put(io->pd, io->bigbuf);
+	free(io->heapbuf);
+	free(io);
+}
+
+static void pd_fanout_end(struct pd_fanout *f, int error);
+
+static void pd_end_io(struct bio *bio, int error)
+{
+	struct pd_io *io = (struct pd_io *)bio;
+
+	if (io->fanout)
+		pd_fanout_end(io->fanout, error);
+	else if (error)
+		fuse_reply_err(io->req, -error);
+	else if (io->bio.op == BIO_OP_READ)
+		fuse_reply_buf(io->req, io->iov.iov_base, io->reply_len);
+	else if (io->bio.op == BIO_OP_WRITE)
+		fuse_reply_write(io->req, io->reply_len);
+	else
+		fuse_reply_err(io->req, 0);
+	pd_io_free(io);
+}
+
+static void pd_io_set_data(struct pd_io *io, void *buf, size_t len)
+{
+	io->iov.iov_base = buf;
+	io->iov.iov_len = len;
+	io->bio.iov = &io->iov;
+	io->bio.iovcnt = 1;
+}
+
+/* A bio of @op on [@off, @off + @len) with @extra bytes after it (its data, or iovecs). */
+static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			       uint32_t len, size_t extra)
+{
+	struct pd_io *io = malloc(sizeof(*io) + extra);
+
+	if (!io)
+		return NULL;
+	memset(io, 0, sizeof(*io));
+	io->pd = pd;
+	io->req = req;
+	io->bio.op = op;
+	io->bio.offset = off;
+	io->bio.len = len;
+	io->bio.end_io = pd_end_io;
+	io->reply_len = len;
+	return io;
+}
+
+/* The budget a read or write of @len bytes takes (see pd_io_new_charged()). */
+static size_t pd_io_charge(size_t len, bool ext)
+{
+	return ext || len >= PD_BIGBUF_MIN ? PD_RXBUF_SIZE : len;
+}
+
+/* A read or write of @len bytes whose budget, pd_io_charge(), is taken. Its data is at @ext,
+ * in a receive buffer the caller hands over (it sets io->bigbuf), or else in a large buffer
+ * when there are PD_BIGBUF_MIN bytes or more, or else in the pd_io itself. On failure the
+ * budget is given back. */
+static struct pd_io *pd_io_new_charged(struct pd *pd, fuse_req_t req, enum bio_op op,
+				       uint64_t off, size_t len, void *ext)
+{
+	bool big = ext || len >= PD_BIGBUF_MIN;
+	size_t charge = pd_io_charge(len, ext != NULL);
+	struct pd_io *io;
+
+	io = pd_io_new(pd, req, op, off, (uint32_t)len, big ? 0 : len);
+	if (io && big && !ext) {
+		ext = io->bigbuf = pd_bigbuf_get(pd);
+		if (!ext) {
+			free(io);
+			io = NULL;
+		}
+	}
+	if (!io) {
+		pd_data_put(pd, charge);
+		return NULL;
+	}
+	io->charged = charge;
+	pd_io_set_data(io, big ? ext : io->data, len);
+	return io;
+}
+
+/* ---- parked requests ---- */
+
+struct pd_parked {
+	struct pd_parked *next;
+	fuse_req_t req;
+	enum bio_op op;
+	uint64_t off;
+	size_t len;
+	size_t held;		/* bytes counted in parked_bytes */
+	void *mem;		/* a write's data buffer: a receive buffer (big) or a heap copy */
+	char *data;		/* a write's data, inside mem */
+	bool big;		/* mem is a receive buffer */
+};
+
+/* Park a request whose budget was refused (pd_data_get_or_park() counted @held). Replies
+ * ENOMEM itself on failure. */
+static void pd_park(struct pd *pd, struct pd_parked *pk)
+{
+	struct pd_parked **pp;
+
+	pthread_mutex_lock(&pd->data_lock);
+	pd->stats_parked++;
+	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
+		;
+	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
+	__atomic_store_n(pp, pk, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pd->data_lock);
+	/* Completions may all have come before we queued: look at the budget once more. */
+	pd_data_unpark(pd);
+}
+
+/* Submit parked requests, in order, while the budget has room for them. */
+void pd_data_unpark(struct pd *pd)
+{
+	/* A hint: a request parked just after this look is submitted by its own parker's call
+	 * (pd_park) or by the kick of the next completion. */
+	if (!__atomic_load_n(&pd->parked, __ATOMIC_RELAXED))
+		return;
+	for (;;) {
+		struct pd_parked *pk;
+		struct pd_io *io;
+		size_t charge;
+
+		pthread_mutex_lock(&pd->data_lock);
+		pk = pd->parked;
+		if (!pk) {
+			pthread_mutex_unlock(&pd->data_lock);
+			return;
+		}
+		charge = pd_io_charge(pk->len, pk->big);
+		if (!pd_data_fits(pd, charge)) {
+			pthread_mutex_unlock(&pd->data_lock);
+			return;
+		}
+		__atomic_store_n(&pd->parked, pk->next, __ATOMIC_RELAXED);
+		pd->parked_bytes -= pk->held;
+		pd->data_in_flight += charge;
+		pthread_mutex_unlock(&pd->data_lock);
+
+		io = pd_io_new_charged(pd, pk->req, pk->op, pk->off, pk->len,
+				       pk->big ? pk->data : NULL);
+		if (!io) {
+			if (pk->big)
+				pd_bigbuf_put(pd, pk->mem);
+			else
+				free(pk->mem);
+			fuse_reply_err(pk->req, ENOMEM);
+			free(pk);
+			continue;
+		}
+		if (pk->big) {
+			io->bigbuf = pk->mem;
+		} else if (pk->op == BIO_OP_WRITE) {
+			memcpy(io->iov.iov_base, pk->data, pk->len);
+			free(pk->mem);
+		}
+		free(pk);
+		queue_submit(&pd->q, &io->bio);
+	}
+}
+
+unsigned int pd_data_nr_parked(struct pd *pd)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&pd->data_lock);
+	for (struct pd_parked *pk = pd->parked; pk; pk = pk->next)
+		n++;
+	pthread_mutex_unlock(&pd->data_lock);
+	return n;
+}
+
+void pd_disk_read(fuse_req_t req, size_t size, off_t off)
+{
+	struct pd *pd = req_pd(req);
+	struct pd_io *io;
+
+	if (pd_refuse(pd, req))
+		return;
+
+	/* Reads past the end return 0 bytes; a read across it is short. */
+	if (off < 0 || (uint64_t)off >= pd->be.size || !size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > pd->be.size - (uint64_t)off)
+		size = (size_t)(pd->be.size - (uint64_t)off);
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), sizeof(struct pd_parked))) {
+		struct pd_parked *pk = calloc(1, sizeof(*pk));
+
+		if (!pk) {
+			pd_data_unhold(pd, sizeof(struct pd_parked));
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		*pk = (struct pd_parked){ .req = req, .op = BIO_OP_READ, .off = (uint64_t)off,
+					  .len = size, .held = sizeof(*pk) };
+		pd_park(pd, pk);
+		return;
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+/* Where a write's data is: in this thread's receive buffer (*@in_rx, large writes only,
+ * whose buffer the bio may take over), or elsewhere (the caller copies it). */
+static char *pd_write_data(struct fuse_bufvec *bufv, size_t size, bool *in_rx)
+{
+	struct fuse_buf *rx = tls_rxbuf;
+	const struct fuse_buf *b = &bufv->buf[0];
+	char *data;
+
+	*in_rx = false;
+	if (size < PD_BIGBUF_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
+	    (b->flags & FUSE_BUF_IS_FD))
+		return NULL;
+	data = (char *)b->mem + bufv->off;
+	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
+		return NULL;
+	*in_rx = true;
+	return data;
+}
+
+/* Copy a write's @size bytes of data from @bufv to @dst. Returns 0 or a positive errno. */
+static int pd_write_copy(struct fuse_bufvec *bufv, void *dst_mem, size_t size)
+{
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+	ssize_t got;
+
+	dst.buf[0].mem = dst_mem;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got == (ssize_t)size)
+		return 0;
+	log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
+	return got < 0 ? (int)-got : EIO;
+}
+
+/* Park a write refused by the budget: its data stays in the receive buffer (taken over), or
+ * is copied. */
+static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv, uint64_t off,
+			  size_t size, char *rxdata, size_t held)
+{
+	struct pd_parked *pk = calloc(1, sizeof(*pk));
+	int err = ENOMEM;
+
+	if (!pk)
+		goto fail;
+	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size,
+				  .held = held };
+	if (rxdata) {
+		pk->mem = tls_rxbuf->mem;
+		pk->data = rxdata;
+		pk->big = true;
+		tls_rxbuf->mem = NULL;
+	} else {
+		pk->mem = pk->data = malloc(size);
+		if (!pk->mem)
+			goto fail;
+		err = pd_write_copy(bufv, pk->data, size);
+		if (err) {
+			free(pk->mem);
+			goto fail;
+		}
+	}
+	pd_park(pd, pk);
+	return;
+fail:
+	free(pk);
+	pd_data_unhold(pd, held);
+	fuse_reply_err(req, err);
+}
+
+void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
+{
+	struct pd *pd = req_pd(req);
+	size_t size = fuse_buf_size(bufv);
+	struct pd_io *io;
+	char *rxdata;
+	bool in_rx;
+	int err;
+
+	if (pd_refuse(pd, req))
+		return;
+	if (!size) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	/* As on a block device: write up to the end, then ENOSPC. */
+	if (off < 0 || (uint64_t)off >= pd->be.size) {
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	if (size > pd->be.size - (uint64_t)off)
+		size = (size_t)(pd->be.size - (uint64_t)off);
+	rxdata = pd_write_data(bufv, size, &in_rx);
+	{
+		size_t held = sizeof(struct pd_parked) + (in_rx ? PD_RXBUF_SIZE : size);
+
+		if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), held)) {
+			pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata, held);
+			return;
+		}
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_WRITE, (uint64_t)off, size, rxdata);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (in_rx) {
+		/* The bio takes over the receive buffer: no copy. The thread gets another. */
+		io->bigbuf = tls_rxbuf->mem;
+		tls_rxbuf->mem = NULL;
+	} else {
+		/* The receive buffer is reused for the next request: the data moves to the bio. */
+		err = pd_write_copy(bufv, io->iov.iov_base, size);
+		if (err) {
+			pd_io_free(io);
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+void pd_disk_fsync(fuse_req_t req)
+{
+	struct pd *pd = req_pd(req);
+	struct pd_io *io;
+
+	if (pd_refuse(pd, req))
+		return;
+	io = pd_io_new(pd, req, BIO_OP_FLUSH, 0, 0, 0);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+/* ---- range operations: zero range and punch hole ---- */
+
+/* A range longer than one bio is cut into bios of at most @step bytes, submitted by the
+ * receive thread in batches of at most PD_FANOUT_BATCH in flight, so that a terabyte range
+ * neither allocates a bio per chunk up front nor floods the queue. The reply waits for the
+ * last bio and carries the first error. Splitting, never clamping: a range is done whole or
+ * fails. */
+#define PD_FANOUT_BATCH 16u
+/* A discard bio's length: 1 GiB, aligned, well inside the bio's 32-bit length. */
+#define PD_DISCARD_STEP (1024u * 1024u * 1024u)
+
+struct pd_fanout {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* lock: a bio ended */
+	unsigned int in_flight;	/* lock */
+	int error;		/* lock: the first error */
+};
+
+static void pd_fanout_end(struct pd_fanout *f, int error)
+{
+	pthread_mutex_lock(&f->lock);
+	if (error && !f->error)
+		f->error = error;
+	f->in_flight--;
+	/* Under the lock: the receive thread's stack frame holds @f and goes once it sees 0. */
+	pthread_cond_signal(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Wait until at most @max bios of @f are in flight. Returns the first error so far. */
+static int pd_fanout_wait(struct pd *pd, struct pd_fanout *f, unsigned int max)
+{
+	int error;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->in_flight > max) {
+		/* Our own bios may sit in the plug: let them go before sleeping. */
+		pthread_mutex_unlock(&f->lock);
+		queue_unplug_idle(&pd->q);
+		pthread_mutex_lock(&f->lock);
+	}
+	while (f->in_flight > max)
+		pthread_cond_wait(&f->cond, &f->lock);
+	error = f->error;
+	pthread_mutex_unlock(&f->lock);
+	return error;
+}
+
+/* A zero-filled source for zeroing writes, shared by every bio (read-only). */
+#define ZERO_CHUNK (64u * 1024u)
+static const char zero_chunk[ZERO_CHUNK];
+
+/* One bio of a range operation: a write of zeroes or a discard of [@off, @off + @len). */
+static struct pd_io *pd_range_bio(struct pd *pd, enum bio_op op, uint64_t off, uint32_t len)
+{
+	unsigned int nv = op == BIO_OP_WRITE ? (len + ZERO_CHUNK - 1) / ZERO_CHUNK : 0;
+	size_t extra = nv * sizeof(struct iovec);
+	struct pd_io *io;
+
+	/* A zeroing bio's iovecs count against the data budget; its data is zero_chunk. */
+	if (extra)
+		pd_data_get(pd, extra);
+	io = pd_io_new(pd, NULL, op, off, len, extra);
+	if (!io) {
+		if (extra)
+			pd_data_put(pd, extra);
+		return NULL;
+	}
+	io->charged = extra;
+	if (nv) {
+		io->bio.iov = (struct iovec *)io->data;
+		io->bio.iovcnt = (int)nv;
+		for (unsigned int k = 0; k < nv; k++) {
+			uint32_t left = len - k * ZERO_CHUNK;
+
+			io->bio.iov[k].iov_base = (void *)zero_chunk;
+			io->bio.iov[k].iov_len = left < ZERO_CHUNK ? left : ZERO_CHUNK;
+		}
+	}
+	return io;
+}
+
+/* Zero (@op WRITE) or discard (@op DISCARD) [@off, @end), then reply. */
+static void pd_range(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off, uint64_t end)
+{
+	struct pd_fanout f = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
+	uint64_t step;
+	int error = 0;
+
+	if (op == BIO_OP_WRITE) {
+		pthread_mutex_lock(&pd->q.lock);
+		step = pd->q.p.max_request_size;
+		pthread_mutex_unlock(&pd->q.lock);
+	} else {
+		step = PD_DISCARD_STEP;
+	}
+	while (off < end && !error) {
+		uint64_t len = end - off < step ? end - off : step;
+		struct pd_io *io;
+
+		error = pd_fanout_wait(pd, &f, PD_FANOUT_BATCH - 1);
+		if (error)
+			break;
+		io = pd_range_bio(pd, op, off, (uint32_t)len);
+		if (!io) {
+			error = -ENOMEM;
+			break;
+		}
+		io->fanout = &f;
+		pthread_mutex_lock(&f.lock);
+		f.in_flight++;
+		pthread_mutex_unlock(&f.lock);
+		queue_submit(&pd->q, &io->bio);
+		off += len;
+	}
+	{
+		int last = pd_fanout_wait(pd, &f, 0);
+
+		if (!error)
+			error = last;
+	}
+	pthread_cond_destroy(&f.cond);
+	pthread_mutex_destroy(&f.lock);
+	fuse_reply_err(req, -error);
+}
+
+void pd_disk_fallocate(fuse_req_t req, int mode, off_t off, off_t len)
+{
+	struct pd *pd = req_pd(req);
+	uint64_t end;
+
+	if (pd_refuse(pd, req))
+		return;
+
+	if (off < 0 || len <= 0 || __builtin_add_overflow((uint64_t)off, (uint64_t)len, &end)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off >= pd->be.size) {
+		fuse_reply_err(req, mode & FALLOC_FL_KEEP_SIZE ? 0 : ENOSPC);
+		return;
+	}
+	if (end > pd->be.size)
+		end = pd->be.size;
+	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+		pd_range(pd, req, BIO_OP_DISCARD, (uint64_t)off, end);
+		return;
+	}
+	if ((mode & ~FALLOC_FL_KEEP_SIZE) == FALLOC_FL_ZERO_RANGE) {
+		pd_range(pd, req, BIO_OP_WRITE, (uint64_t)off, end);
+		return;
+	}
+	if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
+		/* Every block of a disk already exists. */
+		fuse_reply_err(req, 0);
+		return;
+	}
+	fuse_reply_err(req, EOPNOTSUPP);
+}
