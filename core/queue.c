@@ -28,7 +28,9 @@
  *
  * Invariants (q->lock): nr_queued counts the FIFO; queued_bytes is the sum of their lengths;
  * every queued request holds >= 1 bio of its op covering [offset, offset + len) in order;
- * a bio is completed exactly once, by queue_complete(), after its request left the FIFO.
+ * a bio is completed exactly once, by queue_complete(), after its request left the FIFO;
+ * every queued request but a flush is in the merge index (merge.c), and seq grows along the
+ * FIFO.
  * Counters: op.bios = op.ios + op.merges_{back,front,gap} whenever the queue is idle.
  *
  * Threads: submitters (FUSE receive threads), backend workers and the timer thread all come
