@@ -22,6 +22,7 @@
 /* Fake time starts far from 0 so that no computation hides behind a zero. */
 #define T0	 (1000ull * NSEC_PER_SEC)
 #define MAX_EXEC 8192
+#define MAX_PENDING 64
 
 /* One command the fake backend executed. */
 struct exec_rec {
@@ -53,6 +54,9 @@ struct fake {
 	fake_result_fn result;	    /* NULL: every command succeeds */
 	uint64_t exec_ns;	    /* backend time per command: the clock moves by this much */
 	unsigned int completions;   /* end_io calls */
+	bool async;		    /* the backend returns IO_ASYNC; fake_end_async() ends */
+	struct request *pending[MAX_PENDING]; /* started asynchronously, not yet ended */
+	unsigned int npending;
 };
 
 /* A bio with a record of its completion. */
@@ -120,10 +124,35 @@ static inline int fake_exec(void *arg, struct request *rq)
 		tb->deadline = rq->deadline_ns;
 		tb->exec_at = e->at;
 	}
+	if (f->async) {
+		ck_assert_uint_lt(f->npending, MAX_PENDING);
+		f->pending[f->npending++] = rq;
+		pthread_mutex_unlock(&f->log_lock);
+		return IO_ASYNC; /* err is given to fake_end_async() by the test */
+	}
 	pthread_mutex_unlock(&f->log_lock);
 	if (f->exec_ns)
 		atomic_add_return_mb(f->now, f->exec_ns);
 	return err;
+}
+
+/* End the asynchronously started request @rq with @err, as an I/O stage would: through
+ * rq->io_done, with no lock held. */
+static inline void fake_end_async(struct fake *f, struct request *rq, int err)
+{
+	pthread_mutex_lock(&f->log_lock);
+	for (unsigned int i = 0; i < f->npending; i++) {
+		if (f->pending[i] == rq) {
+			f->pending[i] = f->pending[--f->npending];
+			for (struct bio *b = rq->bio; b; b = b->next)
+				((struct tbio *)b->private)->expect = err;
+			pthread_mutex_unlock(&f->log_lock);
+			rq->io_done(rq, err);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&f->log_lock);
+	ck_abort_msg("request %p is not pending", (void *)rq);
 }
 
 static inline void tbio_end_io(struct bio *bio, int error)
