@@ -14,7 +14,8 @@
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
  * Admitted requests go to a pool of worker threads (core/pool.c) that run the backing I/O
- * (preadv, pwritev, fdatasync, punch hole), or run in the dispatching thread (ctrl_issue()). A command completes at the later of its backing I/O's
+ * (preadv, pwritev, fdatasync, punch hole), or run in the dispatching thread (ctrl_issue()).
+ * A command completes at the later of its backing I/O's
  * end and dispatch + service latency: if the I/O finishes early, the completion is deferred
  * to the timer thread, so the slot stays busy for the service time without holding a worker.
  * That makes the device's peak rate queue_depth / latency commands per second, as on a real

@@ -14,8 +14,9 @@ struct queue;
  * Honours queue.nomerges and queue.max_request_size, never merges across ops, never merges
  * flushes, never merges past a queued flush, never lets a bio overtake a queued request
  * whose range it overlaps and never joins two requests across a queued request that overlaps
- * the one that moves: overlapping requests are dispatched in submission order. Counts the merges. Returns the request the bio went into, or
- * NULL if it must become a request of its own. q->lock held. */
+ * the one that moves: overlapping requests are dispatched in submission order. Counts the
+ * merges. Returns the request the bio went into, or NULL if it must become a request of its
+ * own. q->lock held. */
 struct request *merge_bio(struct queue *q, struct bio *bio);
 
 /* Set up and free @q's merge index. init returns 0 or -ENOMEM. */
