@@ -12,7 +12,8 @@
 
 #define for_each_key(tabs, t, k)                                                              \
 	for (const struct conf_table *const *t = (tabs); *t; t++)                              \
-		for (const struct conf_key *k = (*t)->keys; k < (*t)->keys + (*t)->nkeys; k++)
+		for (const struct conf_key *k = (*t)->keys, *k##_end = k + (*t)->nkeys;       \
+		     k < k##_end; k++)
 
 void conf_errf(char *err, size_t errlen, const char *fmt, ...)
 {

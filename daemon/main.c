@@ -448,34 +448,35 @@ int main(int argc, char **argv)
 	bool foreground = false, dump = false;
 	char err[1024], *mp = NULL;
 	struct conf_arg cli_opts = { 0 };
-	int c, ret, longindex = -1, ready_pipe[2] = { -1, -1 };
+	int c, ret, longindex, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
 		return pd_top_main(argc - 1, argv + 1);
 
-	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) != -1) {
+	/* getopt_long sets longindex for a long option only */
+	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
+	       -1) {
 		const struct key_opt *ko = key_opt_find(c);
-		/* the spelling typed: getopt_long sets longindex for a long option only */
-		const char *typed = !ko ? NULL : longindex >= 0 || !ko->shortopt ? ko->longopt
-										  : ko->shortopt;
 
-		longindex = -1;
-		switch (c) {
-		case 'c':
-			pd->config_file = optarg;
-			break;
-		case 'o':
-			/* applied after every --set, whatever the order: -o wins */
-			cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key, .arg = optarg };
-			break;
-		case 'i':
-		case 's':
-		case OPT_SET:
-			if (add_arg(pd, typed, ko->key, optarg)) {
+		if (ko) {
+			/* the option as the user spelled it */
+			const char *typed = longindex >= 0 || !ko->shortopt ? ko->longopt
+									    : ko->shortopt;
+
+			if (c == 'o') {
+				/* applied after every --set, whatever the order: -o wins */
+				cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key,
+							      .arg = optarg };
+			} else if (add_arg(pd, typed, ko->key, optarg)) {
 				fprintf(stderr, "plugdisk: out of memory\n");
 				return EXIT_RUNTIME;
 			}
+			continue;
+		}
+		switch (c) {
+		case 'c':
+			pd->config_file = optarg;
 			break;
 		case 'f':
 			foreground = true;
