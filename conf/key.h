@@ -30,8 +30,10 @@ enum {
 
 struct conf_key;
 
-/* The parser of a CONF_CUSTOM key. A hook that refuses a value writes the reason alone into
- * @why ("not an NBD URI"): the loader prefixes the origin and the key. */
+/* The parser of a CONF_CUSTOM key; parse and print are required. A hook that refuses a value
+ * writes the reason alone into @why ("not an NBD URI"): the loader prefixes the origin and
+ * the key. A load hook that reads integers out of a list or group gets libconfig's values,
+ * which wrap above 32 bits without an L suffix (intwrap.h): take 64-bit or string values. */
 struct conf_custom {
 	/* Parse @text (a string setting of the file, or the VALUE of --set KEY=VALUE) into
 	 * @c, releasing what the field held before. 0, -EINVAL (reason in @why), -ENOMEM. */
