@@ -256,11 +256,10 @@ static int load_int(struct conf_load *ld, const struct conf_key *k, const struct
 		    const config_setting_t *s)
 {
 	long long v;
-	bool wrapped;
-	int ret;
 
 	if (config_setting_type(s) == CONFIG_TYPE_INT) {
-		ret = intwrap_check(&ld->wrap, o->file, config_setting_name(s), o->line, &wrapped);
+		bool wrapped;
+		int ret = intwrap_check(&ld->wrap, o->file, config_setting_name(s), o->line, &wrapped);
 		if (ret)
 			return key_err(ld, o, k->name, ret, "out of memory");
 		if (wrapped)

@@ -283,7 +283,6 @@ static void print_value(FILE *f, const struct pd_config *c, const struct conf_ke
 {
 	const char *p = (const char *)c + k->offset;
 	uint64_t v;
-	char buf[32];
 
 	switch (k->type) {
 	case CONF_BOOL:
@@ -298,6 +297,8 @@ static void print_value(FILE *f, const struct pd_config *c, const struct conf_ke
 	case CONF_SIZE:
 		v = conf_num_get(c, k);
 		if (v && !(v & 1023)) {
+			char buf[32];
+
 			fprintf(f, "\"%s\"", size_str(v, buf, sizeof(buf)));
 			return;
 		}
