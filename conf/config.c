@@ -38,8 +38,9 @@
 struct origin {
 	const char *file;	/* libconfig's copy, valid while the config_t lives */
 	unsigned line;
-	const char *opt;	/* the option as typed: "--set", "-s" */
-	const char *arg;	/* its argument: "disk.size=1000", "1000" */
+	const char *opt;	/* the option as typed: "--set", "-s"; or a preset's "profile" */
+	const char *arg;	/* its argument: "disk.size=1000", "1000"; or "hdd" */
+	bool preset;		/* from conf_preset: not set by the user */
 };
 
 struct conf_load {
@@ -50,6 +51,7 @@ struct conf_load {
 	char *err;
 	size_t errlen;
 	struct intwrap wrap;	/* the last file scanned for wrapped integers */
+	bool first_pass;	/* applying the CONF_FIRST keys */
 	char *checked_file;	/* the last included file whose permissions were checked */
 };
 
@@ -156,23 +158,59 @@ static int set_size_str(struct conf_load *ld, const struct conf_key *k,
 	return set_num(ld, k, o, v);
 }
 
+static struct origin setting_origin(struct conf_load *ld, const config_setting_t *s);
+
 /* A CONF_CUSTOM key: @text for its parser, or the file's setting @s for its loader. */
 static int set_custom(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
 		      const char *text, const config_setting_t *s)
 {
-	char why[512] = "invalid value";
+	struct conf_why why = { .text = "invalid value" };
+	struct origin at;
+	char key[160];
 	int ret;
 
+	conf_errf(ld->err, ld->errlen, "%s", "");
 	if (s)
-		ret = k->custom->load(ld->c, k, s, why, sizeof(why));
+		ret = k->custom->load(ld, k, s, &why);
 	else
-		ret = k->custom->parse(ld->c, k, text, why, sizeof(why));
+		ret = k->custom->parse(ld, k, text, &why);
+	if (!ret) {
+		set_origin(ld, k, o);
+		return 0;
+	}
+	if (ld->err && ld->errlen && ld->err[0])
+		return ret;	/* a key the hook set (conf_preset) said what was wrong */
+	if (why.at) {
+		at = setting_origin(ld, why.at);
+		o = &at;
+	}
+	snprintf(key, sizeof(key), "%s%s", k->name, why.suffix);
 	if (ret == -ENOMEM)
-		return key_err(ld, o, k->name, ret, "out of memory");
-	if (ret)
-		return key_err(ld, o, k->name, ret, "%s", why);
-	set_origin(ld, k, o);
-	return 0;
+		return key_err(ld, o, key, ret, "out of memory");
+	return key_err(ld, o, key, ret, "%s", why.text);
+}
+
+/* A CONF_ENUM key: one of its words. */
+static int set_enum(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
+		    const char *s)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (uint32_t i = 0; k->names[i]; i++) {
+		if (!strcmp(s, k->names[i])) {
+			conf_num_put(ld->c, k, i);
+			set_origin(ld, k, o);
+			return 0;
+		}
+	}
+	list[0] = '\0';
+	for (uint32_t i = 0; k->names[i] && n < sizeof(list); i++) {
+		int w = snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", k->names[i]);
+
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return key_err(ld, o, k->name, -EINVAL, "must be one of %s (got \"%s\")", list, s);
 }
 
 /* A number as the command line gives it. */
@@ -217,10 +255,16 @@ static const char *expected(const struct conf_key *k)
 	case CONF_U32:
 	case CONF_U64: return "an integer";
 	case CONF_SIZE: return "an integer or a size string such as \"1G\"";
-	case CONF_STRING: return "a string";
+	case CONF_STRING:
+	case CONF_ENUM: return "a string";
 	case CONF_CUSTOM: return k->custom->expected ? k->custom->expected : "a string";
 	}
 	return "?";
+}
+
+const char *conf_setting_type_name(const config_setting_t *s)
+{
+	return type_name(config_setting_type(s));
 }
 
 static struct origin setting_origin(struct conf_load *ld, const config_setting_t *s)
@@ -288,6 +332,8 @@ static int load_setting(struct conf_load *ld, const config_setting_t *s, const c
 		return ret;
 	if (!k)
 		return key_err(ld, &o, full, -EINVAL, "unknown key");
+	if ((k->flags & CONF_FIRST) && !ld->first_pass)
+		return 0;	/* applied already */
 
 	switch (k->type) {
 	case CONF_BOOL:
@@ -299,6 +345,10 @@ static int load_setting(struct conf_load *ld, const config_setting_t *s, const c
 		if (type != CONFIG_TYPE_STRING)
 			break;
 		return set_str(ld, k, &o, config_setting_get_string(s));
+	case CONF_ENUM:
+		if (type != CONFIG_TYPE_STRING)
+			break;
+		return set_enum(ld, k, &o, config_setting_get_string(s));
 	case CONF_CUSTOM:
 		if (k->custom->load)
 			return set_custom(ld, k, &o, NULL, s);
@@ -352,9 +402,9 @@ static int load_top(struct conf_load *ld, const config_setting_t *g)
 	return 0;
 }
 
+/* Check and parse the file. */
 static int load_file(struct conf_load *ld, config_t *cfg)
 {
-	const config_setting_t *root;
 	int ret;
 
 	ret = conf_check_file_safe(ld->file, geteuid(), ld->err, ld->errlen);
@@ -379,9 +429,17 @@ static int load_file(struct conf_load *ld, config_t *cfg)
 				  config_error_line(cfg), text);
 		return -EINVAL;
 	}
-	root = config_root_setting(cfg);
+	return 0;
+}
+
+/* Every setting of the file read by load_file. */
+static int load_settings(struct conf_load *ld, config_t *cfg)
+{
+	const config_setting_t *root = config_root_setting(cfg);
+
 	for (int i = 0; i < config_setting_length(root); i++) {
-		ret = load_top(ld, config_setting_get_elem(root, (unsigned)i));
+		int ret = load_top(ld, config_setting_get_elem(root, (unsigned)i));
+
 		if (ret)
 			return ret;
 	}
@@ -390,53 +448,135 @@ static int load_file(struct conf_load *ld, config_t *cfg)
 
 /* --- the command line ----------------------------------------------------------------- */
 
+/* @val, as text, for @k. */
+static int apply_value(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
+		       const char *val)
+{
+	switch (k->type) {
+	case CONF_BOOL: {
+		bool b;
+		if (conf_parse_bool(val, &b))
+			return key_err(ld, o, k->name, -EINVAL,
+				       "expected true/false, 1/0, yes/no or on/off (got \"%s\")", val);
+		set_bool(ld, k, o, b);
+		return 0;
+	}
+	case CONF_STRING:
+		return set_str(ld, k, o, val);
+	case CONF_ENUM:
+		return set_enum(ld, k, o, val);
+	case CONF_CUSTOM:
+		return set_custom(ld, k, o, val, NULL);
+	case CONF_SIZE:
+		return set_size_str(ld, k, o, val);
+	case CONF_U32:
+	case CONF_U64:
+		return set_num_str(ld, k, o, val);
+	}
+	return -EINVAL;
+}
+
+/* "KEY=VALUE" @set: its key into *@kp, its value into *@valp. */
+static int split_set(struct conf_load *ld, const struct origin *o, const char *set,
+		     const struct conf_key **kp, const char **valp)
+{
+	const char *eq = strchr(set, '=');
+	char name[128];
+
+	if (!eq || eq == set) {
+		conf_errf(ld->err, ld->errlen, "%s %s: expected KEY=VALUE", o->opt, o->arg);
+		return -EINVAL;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - set), set);
+	*kp = conf_key_find(ld->tabs, set, (size_t)(eq - set), NULL);
+	if (!*kp)
+		return key_err(ld, o, name, -EINVAL, "unknown key");
+	*valp = eq + 1;
+	return 0;
+}
+
 /* One setting: "--set KEY=VALUE", or an option for one key ("-s SIZE"). */
 static int apply_arg(struct conf_load *ld, const struct conf_arg *a)
 {
 	struct origin o = { .opt = a->opt, .arg = a->arg };
 	const struct conf_key *k;
-	const char *val;
+	const char *val = a->arg;
 
 	if (a->key) {
 		k = conf_key_find(ld->tabs, a->key, strlen(a->key), NULL);
 		if (!k)
 			return key_err(ld, &o, a->key, -EINVAL, "unknown key");
-		val = a->arg;
 	} else {
-		const char *eq = strchr(a->arg, '=');
-		char name[128];
+		int ret = split_set(ld, &o, a->arg, &k, &val);
 
-		if (!eq || eq == a->arg) {
-			conf_errf(ld->err, ld->errlen, "%s %s: expected KEY=VALUE", a->opt, a->arg);
-			return -EINVAL;
+		if (ret)
+			return ret;
+	}
+	if ((k->flags & CONF_FIRST) && !ld->first_pass)
+		return 0;	/* the last one was applied first */
+	return apply_value(ld, k, &o, val);
+}
+
+int conf_preset(struct conf_load *ld, const char *opt, const char *arg, const char *set)
+{
+	struct origin o = { .opt = opt, .arg = arg, .preset = true };
+	const struct conf_key *k;
+	const char *val;
+	int ret = split_set(ld, &o, set, &k, &val);
+
+	return ret ? ret : apply_value(ld, k, &o, val);
+}
+
+struct pd_config *conf_loading(struct conf_load *ld)
+{
+	return ld->c;
+}
+
+void *conf_value(struct conf_load *ld, const struct conf_key *k)
+{
+	return conf_field(ld->c, k);
+}
+
+/* The name of the key "--set" @a sets, in @buf; or a->key. */
+static const char *arg_key(const struct conf_arg *a, char *buf, size_t len)
+{
+	const char *eq;
+
+	if (a->key)
+		return a->key;
+	eq = strchr(a->arg, '=');
+	snprintf(buf, len, "%.*s", eq ? (int)(eq - a->arg) : 0, a->arg);
+	return buf;
+}
+
+/* The CONF_FIRST keys, before anything else: the last given on the command line, else the
+ * file's. */
+static int apply_first(struct conf_load *ld, config_t *cfg, const struct conf_arg *args,
+		       size_t n)
+{
+	int ret = 0;
+
+	ld->first_pass = true;
+	for (const struct conf_table *const *t = ld->tabs; *t && !ret; t++) {
+		for (size_t i = 0; i < (*t)->nkeys && !ret; i++) {
+			const struct conf_key *k = &(*t)->keys[i];
+			const struct conf_arg *last = NULL;
+			const config_setting_t *s;
+			char name[128];
+
+			if (!(k->flags & CONF_FIRST))
+				continue;
+			for (size_t j = 0; j < n; j++)
+				if (!strcmp(arg_key(&args[j], name, sizeof(name)), k->name))
+					last = &args[j];
+			if (last)
+				ret = apply_arg(ld, last);
+			else if (cfg && (s = config_lookup(cfg, k->name)))
+				ret = load_setting(ld, s, k->name);
 		}
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - a->arg), a->arg);
-		k = conf_key_find(ld->tabs, a->arg, (size_t)(eq - a->arg), NULL);
-		if (!k)
-			return key_err(ld, &o, name, -EINVAL, "unknown key");
-		val = eq + 1;
 	}
-
-	switch (k->type) {
-	case CONF_BOOL: {
-		bool b;
-		if (conf_parse_bool(val, &b))
-			return key_err(ld, &o, k->name, -EINVAL,
-				       "expected true/false, 1/0, yes/no or on/off (got \"%s\")", val);
-		set_bool(ld, k, &o, b);
-		return 0;
-	}
-	case CONF_STRING:
-		return set_str(ld, k, &o, val);
-	case CONF_CUSTOM:
-		return set_custom(ld, k, &o, val, NULL);
-	case CONF_SIZE:
-		return set_size_str(ld, k, &o, val);
-	case CONF_U32:
-	case CONF_U64:
-		return set_num_str(ld, k, &o, val);
-	}
-	return -EINVAL;
+	ld->first_pass = false;
+	return ret;
 }
 
 /* --- cross-key rules ------------------------------------------------------------------ */
@@ -456,7 +596,7 @@ bool conf_key_is_set(const struct conf_load *ld, const char *key)
 {
 	const struct origin *o = key_origin(ld, key, NULL);
 
-	return o && (o->opt || o->line);
+	return o && (o->line || (o->opt && !o->preset));
 }
 
 int conf_reject(struct conf_load *ld, const char *key, const char *fmt, ...)
@@ -500,8 +640,7 @@ static int validate(struct conf_load *ld)
 
 /* --- public ----------------------------------------------------------------------------- */
 
-/* Exactly one of @sets (--set strings) and @args is used. */
-static int load(const struct conf_table *const *tabs, const char *file, char *const *sets,
+static int load(const struct conf_table *const *tabs, const char *file,
 		const struct conf_arg *args, size_t n, struct pd_config *out, char *err,
 		size_t errlen)
 {
@@ -524,18 +663,13 @@ static int load(const struct conf_table *const *tabs, const char *file, char *co
 		if (ret)
 			goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct conf_arg a = { .opt = "--set" };
-
-		if (sets)
-			a.arg = sets[i];
-		else
-			a = args[i];
-		ret = apply_arg(&ld, &a);
-		if (ret)
-			goto out;
-	}
-	ret = validate(&ld);
+	ret = apply_first(&ld, file ? &cfg : NULL, args, n);
+	if (!ret && file)
+		ret = load_settings(&ld, &cfg);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = apply_arg(&ld, &args[i]);
+	if (!ret)
+		ret = validate(&ld);
 	c.disk_size_given = conf_key_is_set(&ld, "disk.size");
 out:
 	/* origins point into cfg: messages are written, so it may go now */
@@ -554,18 +688,29 @@ out:
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
 	      char *err, size_t errlen)
 {
-	return load(conf_tables, file, sets, NULL, nsets, out, err, errlen);
+	struct conf_arg *args = calloc(nsets + 1, sizeof(*args));
+	int ret;
+
+	if (!args) {
+		conf_errf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nsets; i++)
+		args[i] = (struct conf_arg){ .opt = "--set", .arg = sets[i] };
+	ret = conf_load_args(file, args, nsets, out, err, errlen);
+	free(args);
+	return ret;
 }
 
 int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
 		   struct pd_config *out, char *err, size_t errlen)
 {
-	return load(conf_tables, file, NULL, args, nargs, out, err, errlen);
+	return load(conf_tables, file, args, nargs, out, err, errlen);
 }
 
 int conf_load_with(const struct conf_table *const *tabs, const char *file,
 		   const struct conf_arg *args, size_t nargs, struct pd_config *out, char *err,
 		   size_t errlen)
 {
-	return load(tabs, file, NULL, args, nargs, out, err, errlen);
+	return load(tabs, file, args, nargs, out, err, errlen);
 }

@@ -12,11 +12,14 @@
  *        static void cache_defaults(struct pd_config *c) { c->cache.size = 0; }
  *        const struct conf_table conf_cache_table = CONF_TABLE(cache_keys, cache_defaults, NULL);
  *      A key is "group.name" (a new group appears in the file as `cache = { ... };`) or a
- *      bare "name" for a top-level setting (`profile = "hdd";`). Types: CONF_BOOL, CONF_U32,
- *      CONF_U64, CONF_SIZE and CONF_STRING are loaded, range-checked, --set and printed by
- *      the loader; CONF_CUSTOM_KEY gives a key its own parser (struct conf_custom: parse a
- *      string, or load a libconfig list or group, print, release), e.g. a list of faults or
- *      an NBD URI. Rules across keys go in the table's validate hook (conf_reject,
+ *      bare "name" for a top-level setting (`faults = ( ... );`). Types: CONF_BOOL, CONF_U32,
+ *      CONF_U64, CONF_SIZE, CONF_STRING and CONF_ENUM (CONF_ENUM_KEY: one word of a list,
+ *      e.g. mount.io_uring = "auto" | "on" | "off") are loaded, range-checked, settable with
+ *      --set and printed by the loader. CONF_CUSTOM_KEY gives a key its own parser (struct
+ *      conf_custom): parse a string (an NBD URI), load a libconfig list or group (faults),
+ *      print, release. With CONF_FIRST a key is applied before all others and its parser
+ *      may preset other keys with conf_preset() (profile = "hdd"), so what the user sets
+ *      wins. Rules across keys go in the table's validate hook (conf_reject,
  *      conf_check_not_above). A group may be spread over several tables.
  *   3. One line in conf/tables.c: `&conf_cache_table,` (and its extern).
  *   4. The key's documentation in conf/plugdisk.conf and README.md's key table.

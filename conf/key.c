@@ -26,6 +26,16 @@ void conf_errf(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int conf_whyf(struct conf_why *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(w->text, sizeof(w->text), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 const struct conf_key *conf_key_find(const struct conf_table *const *tabs, const char *name,
 				     size_t len, size_t *index)
 {
@@ -293,6 +303,9 @@ static void print_value(FILE *f, const struct pd_config *c, const struct conf_ke
 		return;
 	case CONF_CUSTOM:
 		k->custom->print(c, k, f);
+		return;
+	case CONF_ENUM:
+		print_string(f, k->names[conf_num_get(c, k)]);
 		return;
 	case CONF_SIZE:
 		v = conf_num_get(c, k);

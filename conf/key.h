@@ -20,29 +20,47 @@ enum conf_type {
 	CONF_U64,
 	CONF_SIZE,	/* an integer, or a string with a binary K/M/G/T suffix ("4G") */
 	CONF_STRING,	/* a char * owned by struct pd_config; min/max bound its length */
+	CONF_ENUM,	/* one word of the key's names, stored as its index in a uint32_t */
 	CONF_CUSTOM,	/* anything else: the key's struct conf_custom parses and prints it */
 };
 
 enum {
 	CONF_ZERO_OK = 1 << 0,		/* numbers: 0 is allowed besides min..max (unlimited) */
 	CONF_NAME_CHARS = 1 << 1,	/* strings: [A-Za-z0-9._-] only */
+	/* Applied before every other key, wherever it stands: the last one on the command
+	 * line, else the file's. For a preset (profile) whose parser sets other keys with
+	 * conf_preset(), so that whatever the user sets wins over it. */
+	CONF_FIRST = 1 << 2,
 };
 
 struct conf_key;
+/* A load in progress: what the hooks and cross-key rules are given. */
+struct conf_load;
 
-/* The parser of a CONF_CUSTOM key; parse and print are required. A hook that refuses a value
- * writes the reason alone into @why ("not an NBD URI"): the loader prefixes the origin and
- * the key. A load hook that reads integers out of a list or group gets libconfig's values,
- * which wrap above 32 bits without an L suffix (intwrap.h): take 64-bit or string values. */
+/* Why a custom hook refused a value. The loader's message is
+ * "ORIGIN: KEY<suffix>: text", ORIGIN being @at's file and line when set. */
+struct conf_why {
+	char text[512];			/* the reason alone: "not an NBD URI" */
+	char suffix[32];		/* optional, after the key's name: "[2]" */
+	const config_setting_t *at;	/* optional (load): the element it is about */
+};
+
+/* Fill @w->text from @fmt; returns -EINVAL, for "return conf_whyf(w, ...);". */
+int conf_whyf(struct conf_why *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The parser of a CONF_CUSTOM key; parse and print are required. A hook reaches the value it
+ * sets with conf_value(ld, k) and the whole config being built with conf_loading(ld). A load
+ * hook that reads integers out of a list or group gets libconfig's values, which wrap above
+ * 32 bits without an L suffix (intwrap.h): take 64-bit or string values. */
 struct conf_custom {
-	/* Parse @text (a string setting of the file, or the VALUE of --set KEY=VALUE) into
-	 * @c, releasing what the field held before. 0, -EINVAL (reason in @why), -ENOMEM. */
-	int (*parse)(struct pd_config *c, const struct conf_key *k, const char *text,
-		     char *why, size_t whylen);
+	/* Parse @text (a string setting of the file, or the VALUE of --set KEY=VALUE),
+	 * releasing what the value held before. 0, -EINVAL (reason in @why), -ENOMEM. */
+	int (*parse)(struct conf_load *ld, const struct conf_key *k, const char *text,
+		     struct conf_why *why);
 	/* Optional: a file setting that is not a string (a list, a group). Without it the
 	 * file's value must be a string, handed to parse. Same returns as parse. */
-	int (*load)(struct pd_config *c, const struct conf_key *k, const config_setting_t *s,
-		    char *why, size_t whylen);
+	int (*load)(struct conf_load *ld, const struct conf_key *k, const config_setting_t *s,
+		    struct conf_why *why);
 	/* Print the value in libconfig syntax, as it follows "name = " (no ';'). */
 	void (*print)(const struct pd_config *c, const struct conf_key *k, FILE *f);
 	/* Optional: release what parse, load or the table's defaults allocated. */
@@ -58,8 +76,9 @@ struct conf_key {
 	size_t width;		/* sizeof that field: 4 or 8 for numbers */
 	uint64_t min, max;	/* numbers: the value; strings: the length */
 	uint64_t align;		/* numbers: must be a multiple of this (0 = any) */
-	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS */
+	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS, CONF_FIRST */
 	const char *help;	/* one line, meaning and unit, printed by --dump-config */
+	const char *const *names;		/* CONF_ENUM: the words, NULL-terminated */
 	const struct conf_custom *custom;	/* CONF_CUSTOM only */
 };
 
@@ -69,13 +88,16 @@ struct conf_key {
 	  .width = sizeof(((struct pd_config *)0)->fld), .min = (mn), .max = (mx),            \
 	  .align = (al), .flags = (fl), .help = (hlp) }
 
-/* A key parsed by @cust (a struct conf_custom) into member @fld. */
-#define CONF_CUSTOM_KEY(nm, fld, cust, hlp)                                                   \
-	{ .name = (nm), .type = CONF_CUSTOM, .offset = offsetof(struct pd_config, fld),        \
-	  .width = sizeof(((struct pd_config *)0)->fld), .help = (hlp), .custom = &(cust) }
+/* One of the words @nms (a NULL-terminated array), kept as its index in uint32_t @fld. */
+#define CONF_ENUM_KEY(nm, fld, nms, hlp)                                                      \
+	{ .name = (nm), .type = CONF_ENUM, .offset = offsetof(struct pd_config, fld),          \
+	  .width = sizeof(((struct pd_config *)0)->fld), .help = (hlp), .names = (nms) }
 
-/* A load in progress, as cross-key rules see it. */
-struct conf_load;
+/* A key parsed by @cust (a struct conf_custom) into member @fld; @fl: CONF_FIRST or 0. */
+#define CONF_CUSTOM_KEY(nm, fld, cust, fl, hlp)                                               \
+	{ .name = (nm), .type = CONF_CUSTOM, .offset = offsetof(struct pd_config, fld),        \
+	  .width = sizeof(((struct pd_config *)0)->fld), .flags = (fl), .help = (hlp),         \
+	  .custom = &(cust) }
 
 /* The keys one module owns. */
 struct conf_table {
@@ -96,14 +118,26 @@ struct conf_table {
 /* Every table, in the order --dump-config prints their groups; NULL-terminated (tables.c). */
 extern const struct conf_table *const conf_tables[];
 
-/* --- for validate hooks ------------------------------------------------------------- */
+/* --- for hooks and validate ----------------------------------------------------------- */
+
+/* The config being built, and @k's value in it. */
+struct pd_config *conf_loading(struct conf_load *ld);
+void *conf_value(struct conf_load *ld, const struct conf_key *k);
+
+/* Apply "KEY=VALUE" @set as a preset: checked like --set, named "OPT ARG" in messages
+ * ("profile hdd: controller.iops: ..."), and not counted as set by the user
+ * (conf_key_is_set). @opt and @arg must outlive the load. 0 or -errno. */
+int conf_preset(struct conf_load *ld, const char *opt, const char *arg, const char *set);
+
+/* "a list", "an integer": the libconfig type of @s, for "expected ..., got ..." messages. */
+const char *conf_setting_type_name(const config_setting_t *s);
 
 /* Refuse the load because of @key: "ORIGIN: KEY: reason", where ORIGIN is where @key got
  * its value (file:line, the option, or the file when it is a default). Returns -EINVAL. */
 int conf_reject(struct conf_load *ld, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Whether @key got its value from the file or an option, not from its default. */
+/* Whether @key got its value from the file or an option: not its default, not a preset. */
 bool conf_key_is_set(const struct conf_load *ld, const char *key);
 
 /* Numeric keys @a must not exceed @b. The message points at whichever the user set, @a

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the key-table interface (conf/key.h): a module's own table with a custom
- * parser, a libconfig list, a top-level key, a group spread over two tables and a cross-key
- * rule, loaded with conf_load_with; and conf_load_args naming the option typed. */
+ * parser, a libconfig list, a preset applied first, an enum, a top-level key, a group spread
+ * over two tables and a cross-key rule, loaded with conf_load_with; and conf_load_args naming
+ * the option typed. */
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
@@ -20,22 +21,28 @@ static char err[1024];
 
 /* --- a module's table, as a feature would write it ------------------------------------ */
 
-/* profile: a top-level key parsed by its own parser; the name is kept in mount_point. */
-static int profile_parse(struct pd_config *c, const struct conf_key *k, const char *text,
-			 char *why, size_t whylen)
-{
-	char **slot = conf_field(c, k), *copy;
+/* profile: a top-level preset, applied first; its name is kept in mount_point. Each profile
+ * presets disk.size, which the user may still set. */
+static const struct {
+	const char *name, *set;
+} profiles[] = { { "hdd", "disk.size=8M" }, { "ssd", "disk.size=2M" }, { "broken", "disk.size=1000" } };
 
-	if (strcmp(text, "hdd") && strcmp(text, "ssd")) {
-		snprintf(why, whylen, "unknown profile \"%s\" (profiles are hdd, ssd)", text);
-		return -EINVAL;
+static int profile_parse(struct conf_load *ld, const struct conf_key *k, const char *text,
+			 struct conf_why *why)
+{
+	char **slot = conf_value(ld, k), *copy;
+
+	for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		if (strcmp(text, profiles[i].name))
+			continue;
+		copy = strdup(text);
+		if (!copy)
+			return -ENOMEM;
+		free(*slot);
+		*slot = copy;
+		return conf_preset(ld, "profile", profiles[i].name, profiles[i].set);
 	}
-	copy = strdup(text);
-	if (!copy)
-		return -ENOMEM;
-	free(*slot);
-	*slot = copy;
-	return 0;
+	return conf_whyf(why, "unknown profile \"%s\" (profiles are hdd, ssd, broken)", text);
 }
 
 static void profile_print(const struct pd_config *c, const struct conf_key *k, FILE *f)
@@ -58,48 +65,45 @@ static const struct conf_custom profile_custom = {
 	.expected = "a profile name",
 };
 
-/* faults: a top-level list of integers; the test keeps their sum in mount_threads. */
-static int faults_load(struct pd_config *c, const struct conf_key *k, const config_setting_t *s,
-		       char *why, size_t whylen)
+/* faults: a top-level list of strings; the test keeps the sum of their lengths in
+ * mount_threads. */
+static int faults_load(struct conf_load *ld, const struct conf_key *k, const config_setting_t *s,
+		       struct conf_why *why)
 {
 	uint32_t sum = 0;
 
-	(void)k;
-	if (!config_setting_is_list(s)) {
-		snprintf(why, whylen, "expected a list ( ... )");
-		return -EINVAL;
-	}
+	if (!config_setting_is_list(s))
+		return conf_whyf(why, "expected a list ( ... ), got %s", conf_setting_type_name(s));
 	for (int i = 0; i < config_setting_length(s); i++) {
 		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
 
-		if (config_setting_type(e) != CONFIG_TYPE_INT) {
-			snprintf(why, whylen, "item %d: expected an integer", i + 1);
-			return -EINVAL;
+		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+			why->at = e;
+			snprintf(why->suffix, sizeof(why->suffix), "[%d]", i);
+			return conf_whyf(why, "expected a string, got %s", conf_setting_type_name(e));
 		}
-		sum += (uint32_t)config_setting_get_int(e);
+		sum += (uint32_t)strlen(config_setting_get_string(e));
 	}
-	c->mount_threads = sum;
+	*(uint32_t *)conf_value(ld, k) = sum;
 	return 0;
 }
 
-static int faults_parse(struct pd_config *c, const struct conf_key *k, const char *text,
-			char *why, size_t whylen)
+static int faults_parse(struct conf_load *ld, const struct conf_key *k, const char *text,
+			struct conf_why *why)
 {
 	uint64_t v;
 
+	if (conf_parse_u64(text, NULL, &v) || v > UINT32_MAX)
+		return conf_whyf(why, "not a count");
+	conf_loading(ld)->mount_threads = (uint32_t)v;
 	(void)k;
-	if (conf_parse_u64(text, NULL, &v) || v > UINT32_MAX) {
-		snprintf(why, whylen, "not a count");
-		return -EINVAL;
-	}
-	c->mount_threads = (uint32_t)v;
 	return 0;
 }
 
 static void faults_print(const struct pd_config *c, const struct conf_key *k, FILE *f)
 {
 	(void)k;
-	fprintf(f, "( %u )", c->mount_threads);
+	fprintf(f, "( \"%0*d\" )", (int)c->mount_threads, 0);
 }
 
 static const struct conf_custom faults_custom = {
@@ -108,15 +112,18 @@ static const struct conf_custom faults_custom = {
 	.print = faults_print,
 };
 
+static const char *const mode_names[] = { "slow", "fast", NULL };
+
 static const struct conf_key feature_keys[] = {
-	CONF_CUSTOM_KEY("profile", mount_point, profile_custom, "preset"),
-	CONF_CUSTOM_KEY("faults", mount_threads, faults_custom, "faults to inject"),
+	CONF_CUSTOM_KEY("profile", mount_point, profile_custom, CONF_FIRST, "preset"),
+	CONF_CUSTOM_KEY("faults", mount_threads, faults_custom, 0, "faults to inject"),
 	CONF_KEY("disk.image", CONF_STRING, disk_image, 1, 64, 0, 0, "image"),
+	CONF_ENUM_KEY("disk.mode", queue.nomerges, mode_names, "slow or fast"),
 };
 
 static void feature_defaults(struct pd_config *c)
 {
-	c->mount_point = strdup("hdd");
+	c->mount_point = strdup("none");
 	c->disk_image = strdup("a.img");
 }
 
@@ -196,9 +203,10 @@ START_TEST(test_defaults_come_from_every_table)
 	struct pd_config c;
 
 	ck_assert_msg(load(NULL, NULL, 0, &c) == 0, "%s", err);
-	ck_assert_str_eq(c.mount_point, "hdd");
+	ck_assert_str_eq(c.mount_point, "none");
 	ck_assert_str_eq(c.disk_image, "a.img");
 	ck_assert_uint_eq(c.disk_size, 1 << 20);
+	ck_assert_uint_eq(c.queue.nomerges, 0);
 	ck_assert(!c.disk_size_given);
 	conf_free_of(tabs, &c);
 	ck_assert_ptr_null(c.mount_point);
@@ -206,18 +214,18 @@ START_TEST(test_defaults_come_from_every_table)
 }
 END_TEST
 
-START_TEST(test_custom_top_level_and_list_keys_load)
+START_TEST(test_custom_top_level_list_and_enum_keys_load)
 {
 	struct pd_config c;
 
-	ck_assert_msg(load("profile = \"ssd\";\nfaults = (1, 2, 39);\n"
-			   "disk = { size = \"2M\"; image = \"b.img\"; };\n", NULL, 0, &c) == 0,
-		      "%s", err);
-	ck_assert_str_eq(c.mount_point, "ssd");
-	ck_assert_uint_eq(c.mount_threads, 42);
-	ck_assert_uint_eq(c.disk_size, 2 << 20);
+	ck_assert_msg(load("faults = (\"ab\", \"cde\");\n"
+			   "disk = { size = \"4M\"; image = \"b.img\"; mode = \"fast\"; };\n", NULL, 0,
+			   &c) == 0, "%s", err);
+	ck_assert_uint_eq(c.mount_threads, 5);
+	ck_assert_uint_eq(c.disk_size, 4 << 20);
 	ck_assert(c.disk_size_given);
 	ck_assert_str_eq(c.disk_image, "b.img");
+	ck_assert_uint_eq(c.queue.nomerges, 1);
 	conf_free_of(tabs, &c);
 }
 END_TEST
@@ -225,10 +233,14 @@ END_TEST
 START_TEST(test_custom_refusals_name_file_line_key)
 {
 	expect_error("\nprofile = \"tape\";\n", NULL, 0,
-		     "2: profile: unknown profile \"tape\" (profiles are hdd, ssd)");
+		     "2: profile: unknown profile \"tape\" (profiles are hdd, ssd, broken)");
 	expect_error("profile = 5;\n", NULL, 0, "1: profile: expected a profile name, got an integer");
-	expect_error("faults = (1,\n \"x\");\n", NULL, 0, "1: faults: item 2: expected an integer");
-	expect_error("faults = 3;\n", NULL, 0, "1: faults: expected a list ( ... )");
+	/* an element's own line, and the key with the element's index */
+	expect_error("faults = (\"a\",\n 5);\n", NULL, 0, "2: faults[1]: expected a string, got an integer");
+	expect_error("faults = 3;\n", NULL, 0, "1: faults: expected a list ( ... ), got an integer");
+	expect_error("disk = { mode = \"medium\"; };\n", NULL, 0,
+		     "1: disk.mode: must be one of slow, fast (got \"medium\")");
+	expect_error("disk = { mode = 1; };\n", NULL, 0, "1: disk.mode: expected a string, got an integer");
 }
 END_TEST
 
@@ -242,16 +254,52 @@ END_TEST
 
 START_TEST(test_options_reach_custom_parsers)
 {
-	struct conf_arg good[] = { { "--profile", "profile", "ssd" }, { "--set", NULL, "faults=7" } };
+	struct conf_arg good[] = { { "--set", NULL, "faults=7" }, { "--mode", "disk.mode", "fast" } };
 	struct conf_arg bad[] = { { "--profile", "profile", "tape" } };
+	struct conf_arg badenum[] = { { "--mode", "disk.mode", "" } };
 	struct pd_config c;
 
 	ck_assert_msg(load(NULL, good, 2, &c) == 0, "%s", err);
-	ck_assert_str_eq(c.mount_point, "ssd");
 	ck_assert_uint_eq(c.mount_threads, 7);
+	ck_assert_uint_eq(c.queue.nomerges, 1);
 	conf_free_of(tabs, &c);
 	expect_error(NULL, bad, 1,
-		     "--profile tape: profile: unknown profile \"tape\" (profiles are hdd, ssd)");
+		     "--profile tape: profile: unknown profile \"tape\" (profiles are hdd, ssd, broken)");
+	expect_error(NULL, badenum, 1, "--mode '': disk.mode: must be one of slow, fast (got \"\")");
+}
+END_TEST
+
+/* A CONF_FIRST preset is applied before everything else, wherever it stands, so that what
+ * the user sets wins; its own values are not "set by the user". */
+START_TEST(test_first_key_presets_and_the_user_wins)
+{
+	struct conf_arg prof[] = { { "--profile", "profile", "hdd" } };
+	struct conf_arg two[] = { { "--profile", "profile", "tape" }, { "--set", NULL, "profile=ssd" } };
+	struct conf_arg broken[] = { { "--profile", "profile", "broken" } };
+	struct pd_config c;
+
+	/* in the file, after the key it presets: the file's value wins */
+	ck_assert_msg(load("disk = { size = \"4M\"; };\nprofile = \"hdd\";\n", NULL, 0, &c) == 0,
+		      "%s", err);
+	ck_assert_str_eq(c.mount_point, "hdd");
+	ck_assert_uint_eq(c.disk_size, 4 << 20);
+	conf_free_of(tabs, &c);
+	/* alone: its value, not counted as set by the user */
+	ck_assert_msg(load("profile = \"hdd\";\n", NULL, 0, &c) == 0, "%s", err);
+	ck_assert_uint_eq(c.disk_size, 8 << 20);
+	ck_assert(!c.disk_size_given);
+	conf_free_of(tabs, &c);
+	/* the command line's beats the file's */
+	ck_assert_msg(load("profile = \"ssd\";\n", prof, 1, &c) == 0, "%s", err);
+	ck_assert_str_eq(c.mount_point, "hdd");
+	ck_assert_uint_eq(c.disk_size, 8 << 20);
+	conf_free_of(tabs, &c);
+	/* the last on the command line counts */
+	ck_assert_msg(load(NULL, two, 2, &c) == 0, "%s", err);
+	ck_assert_str_eq(c.mount_point, "ssd");
+	conf_free_of(tabs, &c);
+	/* a preset's bad value is named by the preset */
+	expect_error(NULL, broken, 1, "profile broken: disk.size: must be a multiple of 512 (got 1000)");
 }
 END_TEST
 
@@ -272,17 +320,20 @@ START_TEST(test_print_top_level_first_and_each_group_once)
 	struct pd_config c, d;
 	char *a, *b;
 
-	ck_assert_msg(load("faults = (2, 3);\n", NULL, 0, &c) == 0, "%s", err);
+	ck_assert_msg(load("faults = (\"ab\", \"cde\");\n", NULL, 0, &c) == 0, "%s", err);
 	a = print_of(&c);
-	ck_assert_str_eq(a, "profile = \"hdd\";\t# preset\n"
-			    "faults = ( 5 );\t# faults to inject\n"
+	ck_assert_str_eq(a, "profile = \"none\";\t# preset\n"
+			    "faults = ( \"00000\" );\t# faults to inject\n"
 			    "\n"
 			    "disk = {\n"
 			    "\tsize = \"1M\";\t# bytes\n"
 			    "\timage = \"a.img\";\t# image\n"
+			    "\tmode = \"slow\";\t# slow or fast\n"
 			    "};\n");
-	/* and it loads back */
-	ck_assert_msg(load(a, NULL, 0, &d) == 0, "%s", err);
+	/* and it loads back, but for the profile "none", which is only a default */
+	ck_assert_int_eq(load(a, NULL, 0, &d), -EINVAL);
+	ck_assert_msg(load(a + strlen("profile = \"none\";\t# preset\n"), NULL, 0, &d) == 0, "%s",
+		      err);
 	b = print_of(&d);
 	ck_assert_str_eq(a, b);
 	free(a);
@@ -327,10 +378,11 @@ static Suite *key_suite(void)
 	TCase *tc = tcase_create("conf_key");
 
 	tcase_add_test(tc, test_defaults_come_from_every_table);
-	tcase_add_test(tc, test_custom_top_level_and_list_keys_load);
+	tcase_add_test(tc, test_custom_top_level_list_and_enum_keys_load);
 	tcase_add_test(tc, test_custom_refusals_name_file_line_key);
 	tcase_add_test(tc, test_groups_come_from_the_tables);
 	tcase_add_test(tc, test_options_reach_custom_parsers);
+	tcase_add_test(tc, test_first_key_presets_and_the_user_wins);
 	tcase_add_test(tc, test_validate_hook_names_the_origin);
 	tcase_add_test(tc, test_print_top_level_first_and_each_group_once);
 	tcase_add_test(tc, test_load_args_names_the_option);
