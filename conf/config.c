@@ -520,8 +520,8 @@ static int apply_arg(struct conf_load *ld, const struct conf_arg *a)
 int conf_preset(struct conf_load *ld, const char *opt, const char *arg, const char *set)
 {
 	struct origin o = { .opt = opt, .arg = arg, .preset = true };
-	const struct conf_key *k;
-	const char *val;
+	const struct conf_key *k = NULL;
+	const char *val = NULL;
 	int ret = split_set(ld, &o, set, &k, &val);
 
 	return ret ? ret : apply_value(ld, k, &o, val);
