@@ -486,6 +486,19 @@ static int check_image_fits(const char *image, uint64_t size)
 
 /* ---- mount ---- */
 
+/* Take a mount that failed to come up down again: stop the receive threads, unmount and
+ * free the session, before the caller closes the image under them. */
+static void pd_mount_undo(struct pd *pd)
+{
+	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	fuse_session_exit(pd->se);
+	pd_fuse_join(pd);
+	queue_drain(&pd->q);
+	fuse_session_unmount(pd->se);
+	fuse_session_destroy(pd->se);
+	pd->se = NULL;
+}
+
 static int pd_mount(struct pd *pd)
 {
 	char opts[4096];
@@ -517,15 +530,14 @@ static int pd_mount(struct pd *pd)
 	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
-		fuse_session_exit(pd->se);
-		pd_fuse_join(pd);
-		fuse_session_unmount(pd->se);
+		pd_mount_undo(pd);
 		return EXIT_RUNTIME;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
 	if (stat(path, &st) < 0 || (uint64_t)st.st_size != pd->be.size) {
 		log_err("stat %s: the new mount does not answer: %m", path);
+		pd_mount_undo(pd);
 		return EXIT_MOUNT;
 	}
 	return 0;
