@@ -18,6 +18,7 @@
 #include <libconfig.h>
 
 #include "conf/config.h"
+#include "core/backend.h"
 
 /*
  * Notes on the design.
@@ -127,11 +128,15 @@ static const struct conf_key conf_keys[] = {
 	    "service time of a write, 0 = latency_us"),
 	KEY("controller.flush_latency_us", KT_U64, ctrl.flush_latency_us, 0, MAX_LATENCY_US, 0, 0,
 	    "service time of a flush, 0 = latency_us"),
+	KEY("controller.connections", KT_U32, backend.connections, 0, BACKEND_MAX_CONNECTIONS, 0, 0,
+	    "NBD connections (multi-conn servers only), 0 = what the server allows, up to 4"),
+	KEY("backend.timeout_ms", KT_U32, backend.timeout_ms, 100, 3600000, 0, 0,
+	    "NBD: a connection with no reply for this long is dropped; its I/O fails with EIO"),
 };
 
 #define NKEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
 
-static const char *const conf_groups[] = { "disk", "mount", "queue", "controller" };
+static const char *const conf_groups[] = { "disk", "mount", "queue", "controller", "backend" };
 #define NGROUPS (sizeof(conf_groups) / sizeof(conf_groups[0]))
 
 /* Where a key got its value: a file line, a --set argument, or neither (default). */
@@ -934,8 +939,32 @@ static int check_not_above(struct load_ctx *ctx, const char *a, const char *b)
 		       "%" PRIu64 " is smaller than %s (%" PRIu64 ")", vb, a, va);
 }
 
+/* disk.image: an NBD URI must parse (a path is checked when it is opened). */
+static int check_image(struct load_ctx *ctx)
+{
+	const struct conf_key *k = key_find("disk.image", strlen("disk.image"));
+	struct nbd_uri *u;
+	char why[256];
+	int ret = 0;
+
+	if (!backend_uri_is_nbd(ctx->c->disk_image))
+		return 0;
+	u = malloc(sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	if (nbd_uri_parse(ctx->c->disk_image, u, why, sizeof(why)) < 0)
+		ret = key_err(ctx, &ctx->origin[key_index(k)], "disk.image", -EINVAL,
+			      "bad NBD URI \"%s\": %s", ctx->c->disk_image, why);
+	free(u);
+	return ret;
+}
+
 static int validate(struct load_ctx *ctx)
 {
+	int ret = check_image(ctx);
+
+	if (ret)
+		return ret;
 	/* The unplug threshold could never be reached: the submitter waits at nr_requests */
 	return check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
 }
@@ -954,6 +983,7 @@ void conf_defaults(struct pd_config *c)
 	c->mount_threads = CONF_DEFAULT_THREADS;
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
+	backend_params_default(&c->backend);
 }
 
 void conf_free(struct pd_config *c)

@@ -21,6 +21,7 @@ struct pd_config {
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
+	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"

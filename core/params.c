@@ -30,3 +30,9 @@ void ctrl_params_default(struct ctrl_params *cp)
 	cp->write_latency_us = 0;
 	cp->flush_latency_us = 0;
 }
+
+void backend_params_default(struct backend_params *bp)
+{
+	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
+	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
+}

@@ -39,6 +39,13 @@ struct ctrl_params {
 	uint64_t flush_latency_us;	/* controller.flush_latency_us: 0 = latency_us */
 };
 
+/* The backing store's connection settings (NBD; the file backend has none). */
+struct backend_params {
+	uint32_t connections;		/* controller.connections: 0 = what the server allows,
+					 * up to BACKEND_DEFAULT_CONNECTIONS */
+	uint32_t timeout_ms;		/* backend.timeout_ms: no reply for this long = dead */
+};
+
 /* Built-in defaults; every key has one so plugdisk runs with no config file. */
 #define QUEUE_DEFAULT_PLUG		true
 #define QUEUE_DEFAULT_UNPLUG_THRESHOLD	32u
@@ -51,7 +58,12 @@ struct ctrl_params {
 #define CTRL_DEFAULT_WORKERS		4u
 #define CTRL_DEFAULT_BURST_MS		10u
 
+#define BACKEND_DEFAULT_CONNECTIONS	4u
+#define BACKEND_MAX_CONNECTIONS		16u
+#define BACKEND_DEFAULT_TIMEOUT_MS	30000u
+
 void queue_params_default(struct queue_params *qp);
 void ctrl_params_default(struct ctrl_params *cp);
+void backend_params_default(struct backend_params *bp);
 
 #endif

@@ -301,10 +301,12 @@ static struct snap_buf *render_snapshot(struct pd *pd, fuse_ino_t ino)
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
 	sb->refs = 1;
-	if (ino == INO_STATS)
+	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
-	else
+		sb->len += backend_stats(&pd->be, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
+	} else {
 		sb->len = stats_format_stat(ss, sb->text, STATS_BUF_SIZE);
+	}
 	free(ss);
 	return sb;
 }
@@ -319,6 +321,10 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	switch (ino) {
 	case INO_DISK:
+		if (pd->be.read_only && (fi->flags & O_ACCMODE) != O_RDONLY) {
+			fuse_reply_err(req, EROFS);
+			return;
+		}
 		fi->keep_cache = 1;
 		fi->noflush = 1;
 		break;

@@ -24,6 +24,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "core/backend_nbd.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 
@@ -97,6 +98,18 @@ static bool str_differs(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
+/* queue.max_request_size is capped by the largest command the backend takes. */
+static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
+{
+	uint32_t max = pd->be.max_request;
+
+	if (!max || qp->max_request_size <= max)
+		return;
+	log_info("queue.max_request_size: %" PRIu32 " bytes, the backend's maximum (not %" PRIu32
+		 ")", max, qp->max_request_size);
+	qp->max_request_size = max;
+}
+
 static void pd_reload(struct pd *pd)
 {
 	struct pd_config nc;
@@ -120,6 +133,11 @@ static void pd_reload(struct pd *pd)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
+	if (nc.backend.connections != pd->cfg.backend.connections ||
+	    nc.backend.timeout_ms != pd->cfg.backend.timeout_ms)
+		log_warn("reload: controller.connections and backend.timeout_ms changes take "
+			 "effect at the next start");
+	pd_cap_request_size(pd, &nc.queue);
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
@@ -425,7 +443,7 @@ int main(int argc, char **argv)
 	};
 	static struct pd pdata;
 	struct pd *pd = &pdata;
-	bool foreground = false, dump = false;
+	bool foreground = false, dump = false, is_nbd;
 	char err[1024], *mp = NULL, *cli_opts = NULL;
 	int c, ret, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
@@ -496,21 +514,29 @@ int main(int argc, char **argv)
 	ret = check_mountpoint(mp, (char **)&pd->mountpoint);
 	if (ret)
 		return ret;
-	ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
-	if (ret)
-		return ret;
+	is_nbd = backend_uri_is_nbd(pd->cfg.disk_image);
+	/* An NBD export has its size and is opened after the fork below: its connections have
+	 * threads. A file is opened here, so that its errors reach the caller directly. */
+	if (is_nbd && !pd->cfg.disk_size_given)
+		pd->cfg.disk_size = 0;
+	if (!is_nbd) {
+		ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
+		if (ret)
+			return ret;
+	}
 	/* A block device, or an existing image, has its own size unless one is asked for. */
-	{
+	if (!is_nbd) {
 		struct stat ist;
 
 		if (!pd->cfg.disk_size_given && stat(pd->cfg.disk_image, &ist) == 0 &&
 		    (S_ISBLK(ist.st_mode) || S_ISREG(ist.st_mode)))
 			pd->cfg.disk_size = 0;
-	}
-	ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "plugdisk: %s\n", err);
-		return EXIT_IMAGE;
+		ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err,
+				   sizeof(err));
+		if (ret) {
+			fprintf(stderr, "plugdisk: %s\n", err);
+			return EXIT_IMAGE;
+		}
 	}
 
 	if (!foreground) {
@@ -549,6 +575,17 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (is_nbd) {
+		ret = backend_nbd_open(&pd->be, pd->cfg.disk_image, &pd->cfg.backend,
+				       pd->cfg.disk_size, err, sizeof(err));
+		if (ret) {
+			log_err("%s", err);
+			ret = EXIT_IMAGE;
+			goto fail;
+		}
+	}
+	pd_cap_request_size(pd, &pd->cfg.queue);
+
 	pthread_mutex_init(&pd->attr_lock, NULL);
 	pthread_mutex_init(&pd->data_lock, NULL);
 	pthread_cond_init(&pd->data_cond, NULL);
@@ -559,7 +596,7 @@ int main(int argc, char **argv)
 		pd->gid[i] = getgid();
 	}
 	pd->mode[INO_ROOT] = S_IFDIR | 0755;
-	pd->mode[INO_DISK] = S_IFREG | 0600;
+	pd->mode[INO_DISK] = S_IFREG | (pd->be.read_only ? 0400 : 0600);
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
 
