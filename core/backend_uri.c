@@ -104,7 +104,7 @@ int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err, size_t errlen)
 	}
 	auth = uri + sl + 3;
 	auth_end = auth + strcspn(auth, "/?#");
-	if (*auth_end == '#') {
+	if (strchr(auth, '#')) {
 		snprintf(err, errlen, "a fragment (#...) has no meaning in an NBD URI");
 		return -EINVAL;
 	}
