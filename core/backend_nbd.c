@@ -161,8 +161,9 @@ static void cmd_put(struct nbd_cmd *cmd)
 		free(cmd);
 }
 
-/* End @io: copy a read out of its bounce buffer and report to the controller. */
-static void io_end(struct nbd_io *io)
+/* Every command of @io ended: copy a read out of its bounce buffer and free @io. Returns the
+ * request's result, 0 or -errno. */
+static int io_finish(struct nbd_io *io)
 {
 	struct request *rq = io->rq;
 	int error = __atomic_load_n(&io->error, __ATOMIC_ACQUIRE);
@@ -178,7 +179,15 @@ static void io_end(struct nbd_io *io)
 	}
 	free(io->bounce);
 	free(io);
-	rq->io_done(rq, error);
+	return error;
+}
+
+/* End @io asynchronously: report to the controller. */
+static void io_end(struct nbd_io *io)
+{
+	struct request *rq = io->rq;
+
+	rq->io_done(rq, io_finish(io));
 }
 
 /* One part of @io ended with @err (-errno or 0). Whether it was the last. */
@@ -665,11 +674,9 @@ static int nbd_exec(void *arg, struct request *rq)
 		conn_wake(c); /* the rest of the data goes out when the socket takes it */
 	if (!io_part_done(io, 0))
 		return IO_ASYNC;
-	/* Everything ended already (nothing could be started): end it here, synchronously. */
-	ret = __atomic_load_n(&io->error, __ATOMIC_ACQUIRE);
-	free(io->bounce);
-	free(io);
-	return ret;
+	/* Every command ended already (a quick server, or nothing could be started): end the
+	 * request here, synchronously, read data copied out and all. */
+	return io_finish(io);
 }
 
 static int nbd_sync(struct backend *be)
