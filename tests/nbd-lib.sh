@@ -50,6 +50,7 @@ nbdkit_start() {
 	rm -f "$T/nbdkit.pid"
 	if [ "$tr" = unix ]; then
 		NBD_URI="nbd+unix:///?socket=$T/nbd.sock"
+		rm -f "$T/nbd.sock" # left behind by a killed server
 		nbdkit -f -U "$T/nbd.sock" -P "$T/nbdkit.pid" "$@" >>"$T/nbdkit.log" 2>&1 &
 	else
 		[ -n "${NBD_PORT:-}" ] || NBD_PORT=$(nbd_free_port)
