@@ -609,7 +609,7 @@ static int nbd_exec(void *arg, struct request *rq)
 	unsigned int nparts = 1;
 	char *p;
 	int ret = 0;
-	bool wake;
+	bool wake, idle;
 
 	if (rq->op == BIO_OP_FLUSH && !nb->can_flush)
 		return 0; /* no flush: the server has no cache, writes are stable when replied */
@@ -651,6 +651,7 @@ static int nbd_exec(void *arg, struct request *rq)
 	left = rq->len;
 	p = io->buf;
 	pthread_mutex_lock(&c->lock);
+	idle = !c->head;
 	for (unsigned int i = 0; i < nparts; i++) {
 		step = left > nb->max_cmd ? nb->max_cmd : left;
 		if (!c->h || __atomic_load_n(&c->state, __ATOMIC_RELAXED) != CONN_UP)
@@ -668,7 +669,9 @@ static int nbd_exec(void *arg, struct request *rq)
 		if (p)
 			p += step;
 	}
-	wake = c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
+	/* The loop thread must poll for the rest of the data if the socket did not take it
+	 * all, and arm its timeout if it was waiting with nothing in flight. */
+	wake = idle || (c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE));
 	pthread_mutex_unlock(&c->lock);
 	if (wake)
 		conn_wake(c); /* the rest of the data goes out when the socket takes it */
