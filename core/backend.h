@@ -74,6 +74,15 @@ size_t backend_stats(struct backend *be, char *buf, size_t len);
 /* Close @be; safe on a backend that was never opened or is already closed. */
 void backend_close(struct backend *be);
 
+/* A read-only source of zeroes that writers of zeroes (fallocate ZERO_RANGE) point their
+ * iovecs at. A write request whose every iovec points into it is a request to zero its range,
+ * which a backend may serve without moving data (NBD WRITE_ZEROES). */
+#define BACKEND_ZERO_CHUNK (64u * 1024u)
+extern const char backend_zero_chunk[BACKEND_ZERO_CHUNK];
+
+/* Whether @rq writes only zeroes from backend_zero_chunk. */
+bool backend_rq_is_zeroes(const struct request *rq);
+
 /* ---- disk.image: a path or an NBD URI (core/backend_uri.c) ---- */
 
 /* Whether @image names an NBD export (nbd://, nbds://, nbd+unix://, nbds+unix://, and the

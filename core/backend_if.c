@@ -2,9 +2,27 @@
 /* The backend interface: what every backend shares (read-only disks, alignment), then the
  * backend's own ops. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/backend.h"
+
+const char backend_zero_chunk[BACKEND_ZERO_CHUNK];
+
+bool backend_rq_is_zeroes(const struct request *rq)
+{
+	if (rq->op != BIO_OP_WRITE || !rq->bio)
+		return false;
+	for (const struct bio *bio = rq->bio; bio; bio = bio->next)
+		for (int k = 0; k < bio->iovcnt; k++) {
+			uintptr_t b = (uintptr_t)bio->iov[k].iov_base;
+			uintptr_t z = (uintptr_t)backend_zero_chunk;
+
+			if (b < z || b + bio->iov[k].iov_len > z + BACKEND_ZERO_CHUNK)
+				return false;
+		}
+	return true;
+}
 
 int backend_exec(void *arg, struct request *rq)
 {

@@ -11,9 +11,11 @@
  * Commands. backend exec (an I/O stage, core/io.h) runs in whatever thread the controller
  * dispatches from: it turns the request into one or more NBD commands (a request above the
  * server's maximum is split; a request of several buffers goes through one bounce buffer),
- * starts them with nbd_aio_pread/pwrite/flush/trim on the least busy connection and returns
- * IO_ASYNC. No thread waits for a command. libnbd calls a completion callback with its
- * handle lock held, so the callback only queues the command on its connection's done list;
+ * starts them with nbd_aio_pread/pwrite/flush/trim/zero on the least busy connection and returns
+ * IO_ASYNC. No thread waits for a command. A write of nothing but backend_zero_chunk
+ * (fallocate ZERO_RANGE) becomes WRITE_ZEROES where the server has it, else a write. libnbd
+ * calls a completion callback with its handle lock held, so the callback only queues the
+ * command on its connection's done list;
  * the loop thread then ends the request through rq->io_done with no lock held. A write is
  * acknowledged when the server's reply to it arrived, never earlier.
  *
@@ -66,6 +68,7 @@ struct nbd_io {
 	struct request *rq;
 	char *buf;		/* the data: the request's one buffer, or @bounce */
 	char *bounce;		/* a request of several buffers: one copy of them */
+	bool zero;		/* a write of zeroes sent as WRITE_ZEROES */
 	unsigned int parts;	/* atomic: commands not ended, +1 while still being started */
 	int error;		/* atomic: first error, as -errno */
 };
@@ -580,7 +583,10 @@ static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64
 		r = nbd_aio_pread(c->h, buf, len, off, cb, 0);
 		break;
 	case BIO_OP_WRITE:
-		r = nbd_aio_pwrite(c->h, buf, len, off, cb, 0);
+		if (io->zero)
+			r = nbd_aio_zero(c->h, len, off, cb, 0);
+		else
+			r = nbd_aio_pwrite(c->h, buf, len, off, cb, 0);
 		break;
 	case BIO_OP_FLUSH:
 		r = nbd_aio_flush(c->h, cb, 0);
@@ -624,7 +630,10 @@ static int nbd_exec(void *arg, struct request *rq)
 	if (!io)
 		return -ENOMEM;
 	io->rq = rq;
-	if (rq->op == BIO_OP_READ || rq->op == BIO_OP_WRITE) {
+	io->zero = nb->can_zero && backend_rq_is_zeroes(rq);
+	if (io->zero) {
+		/* no data to send */
+	} else if (rq->op == BIO_OP_READ || rq->op == BIO_OP_WRITE) {
 		if (rq->nr_iov == 1) {
 			io->buf = rq->bio->iov[0].iov_base;
 		} else {
