@@ -113,7 +113,7 @@ struct nbd_be {
 	/* What the server said at the first connection; read-only after open. */
 	char export_name[256];
 	char protocol[32];
-	bool can_flush, can_trim, can_zero, can_fua, can_multi_conn, read_only;
+	bool can_flush, can_trim, can_zero, can_fua, can_multi_conn, read_only, tls;
 	uint32_t block_min, block_pref, block_max;
 	uint32_t max_cmd;		/* bytes per command */
 	/* Outage reporting across connections. */
@@ -388,6 +388,9 @@ static int conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen
 		return -ENOMEM;
 	}
 	nbd_set_handle_name(h, "plugdisk");
+	/* The URI comes from the configuration, which the daemon's owner controls: it may name
+	 * local files (tls-psk-file=, tls-certificates=). */
+	nbd_set_uri_allow_local_file(h, true);
 	__atomic_store_n(&c->state, CONN_CONNECTING, __ATOMIC_RELEASE);
 	if (nbd_aio_connect_uri(h, nb->uri) < 0)
 		goto fail;
@@ -428,6 +431,7 @@ static int conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen
 		nb->can_zero = nbd_can_zero(h) == 1;
 		nb->can_fua = nbd_can_fua(h) == 1;
 		nb->can_multi_conn = nbd_can_multi_conn(h) == 1;
+		nb->tls = nbd_get_tls_negotiated(h) == 1;
 		nb->block_min = bmin > 0 ? (uint32_t)bmin : 1;
 		nb->block_pref = bpref > 0 ? (uint32_t)bpref : 4096;
 		nb->block_max = bmax > 0 ? (uint32_t)bmax : 0;
@@ -777,6 +781,7 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 		    __atomic_load_n(&c->state, __ATOMIC_ACQUIRE), i,
 		    __atomic_load_n(&c->in_flight, __ATOMIC_RELAXED));
 	}
+	put(buf, len, &o, "nbd_tls %d\n", nb->tls);
 	put(buf, len, &o,
 	    "nbd_read_only %d\nnbd_can_flush %d\nnbd_can_trim %d\nnbd_can_zero %d\n"
 	    "nbd_can_fua %d\nnbd_can_multi_conn %d\n",
