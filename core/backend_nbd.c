@@ -695,13 +695,18 @@ static int nbd_exec(void *arg, struct request *rq)
 	return io_finish(io);
 }
 
+/* A flush outside the queue (at stop). */
 static int nbd_sync(struct backend *be)
 {
 	struct request rq;
+	int ret;
 
 	memset(&rq, 0, sizeof(rq));
 	rq.op = BIO_OP_FLUSH;
-	return io_exec_wait(backend_exec, be, &rq);
+	ret = io_exec_wait(backend_exec, be, &rq);
+	if (ret)
+		log_err("nbd %s: flush: %s", be->path, strerror(-ret));
+	return ret;
 }
 
 static void nb_free(struct nbd_be *nb)
