@@ -477,7 +477,10 @@ static void *conn_loop(void *arg)
 	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE)) {
 		struct nbd_handle *h = c->h; /* only this thread changes it */
 		uint64_t now = clock_now_ns(), oldest = 0;
-		int wait_ms = -1;
+		/* With nothing in flight, wake after timeout_ms all the same: a command started
+		 * meanwhile is then at most that old, so its timeout is never missed, and the
+		 * submitter need not wake this thread for it. */
+		int wait_ms = (int)nb->timeout_ms;
 
 		if (!h) {
 			if (now < retry_at) {
@@ -619,7 +622,7 @@ static int nbd_exec(void *arg, struct request *rq)
 	unsigned int nparts = 1;
 	char *p;
 	int ret = 0;
-	bool wake, idle;
+	bool wake;
 
 	if (rq->op == BIO_OP_FLUSH && !nb->can_flush)
 		return 0; /* no flush: the server has no cache, writes are stable when replied */
@@ -664,7 +667,6 @@ static int nbd_exec(void *arg, struct request *rq)
 	left = rq->len;
 	p = io->buf;
 	pthread_mutex_lock(&c->lock);
-	idle = !c->head;
 	for (unsigned int i = 0; i < nparts; i++) {
 		step = left > nb->max_cmd ? nb->max_cmd : left;
 		if (!c->h || __atomic_load_n(&c->state, __ATOMIC_RELAXED) != CONN_UP)
@@ -683,8 +685,9 @@ static int nbd_exec(void *arg, struct request *rq)
 			p += step;
 	}
 	/* The loop thread must poll for the rest of the data if the socket did not take it
-	 * all, and arm its timeout if it was waiting with nothing in flight. */
-	wake = idle || (c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE));
+	 * all. (A loop with nothing in flight wakes every timeout_ms anyway: it notices this
+	 * command's age in time without being woken for it.) */
+	wake = c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
 	pthread_mutex_unlock(&c->lock);
 	if (wake)
 		conn_wake(c); /* the rest of the data goes out when the socket takes it */
