@@ -343,8 +343,8 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	int n;
 
 	pfd[0].fd = nbd_aio_get_fd(h);
-	pfd[0].events = (short)((dir & LIBNBD_AIO_DIRECTION_READ ? POLLIN : 0) |
-				(dir & LIBNBD_AIO_DIRECTION_WRITE ? POLLOUT : 0));
+	pfd[0].events = (short)(((dir & LIBNBD_AIO_DIRECTION_READ) ? POLLIN : 0) |
+				((dir & LIBNBD_AIO_DIRECTION_WRITE) ? POLLOUT : 0));
 	pfd[0].revents = 0;
 	pfd[1].fd = c->wake_fd;
 	pfd[1].events = POLLIN;
@@ -618,10 +618,10 @@ static int nbd_exec(void *arg, struct request *rq)
 	struct nbd_be *nb = be->priv;
 	struct nbd_conn *c;
 	struct nbd_io *io;
-	uint64_t off, left, step;
+	uint64_t off, left;
 	unsigned int nparts = 1;
 	char *p;
-	int ret = 0;
+	int ret;
 	bool wake;
 
 	if (rq->op == BIO_OP_FLUSH && !nb->can_flush)
@@ -668,7 +668,8 @@ static int nbd_exec(void *arg, struct request *rq)
 	p = io->buf;
 	pthread_mutex_lock(&c->lock);
 	for (unsigned int i = 0; i < nparts; i++) {
-		step = left > nb->max_cmd ? nb->max_cmd : left;
+		uint64_t step = left > nb->max_cmd ? nb->max_cmd : left;
+
 		if (!c->h || __atomic_load_n(&c->state, __ATOMIC_RELAXED) != CONN_UP)
 			ret = -EIO;
 		else
