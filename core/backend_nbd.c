@@ -120,6 +120,7 @@ struct nbd_be {
 	pthread_mutex_t log_lock;
 	unsigned int nr_down;		/* log_lock: connections not up */
 	bool outage_logged;		/* log_lock */
+	char retry_why[256];		/* log_lock: the last reconnect failure logged */
 	uint64_t failed_fast;		/* atomic: requests failed while no connection was up */
 };
 
@@ -291,12 +292,24 @@ static void nb_note_down(struct nbd_be *nb, struct nbd_conn *c, const char *why)
 	pthread_mutex_unlock(&nb->log_lock);
 }
 
+/* A reconnect failed: log why, once per reason and outage. */
+static void nb_note_retry(struct nbd_be *nb, const char *why)
+{
+	pthread_mutex_lock(&nb->log_lock);
+	if (strcmp(nb->retry_why, why)) {
+		snprintf(nb->retry_why, sizeof(nb->retry_why), "%s", why);
+		log_warn("nbd %s: reconnecting: %s (retrying with backoff)", nb->uri, why);
+	}
+	pthread_mutex_unlock(&nb->log_lock);
+}
+
 static void nb_note_up(struct nbd_be *nb)
 {
 	pthread_mutex_lock(&nb->log_lock);
 	nb->nr_down--;
 	if (!nb->nr_down && nb->outage_logged) {
 		nb->outage_logged = false;
+		nb->retry_why[0] = '\0';
 		log_info("nbd %s: connected again, working again", nb->uri);
 	}
 	pthread_mutex_unlock(&nb->log_lock);
@@ -494,8 +507,7 @@ static void *conn_loop(void *arg)
 				continue;
 			}
 			if (conn_connect(c, false, err, sizeof(err)) < 0) {
-				log_debug("nbd %s: connection %u: reconnect failed: %s", nb->uri,
-					  c->idx, err);
+				nb_note_retry(nb, err);
 				retry_at = clock_now_ns() + backoff;
 				backoff = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
 				continue;
