@@ -507,6 +507,8 @@ static void *conn_loop(void *arg)
 				continue;
 			}
 			if (conn_connect(c, false, err, sizeof(err)) < 0) {
+				if (__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+					break;
 				nb_note_retry(nb, err);
 				retry_at = clock_now_ns() + backoff;
 				backoff = backoff * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : backoff * 2;
