@@ -18,6 +18,8 @@
 #include <libconfig.h>
 
 #include "conf/config.h"
+#include "conf/profile.h"
+#include "core/latency.h"
 
 /*
  * Notes on the design.
@@ -45,6 +47,7 @@ enum key_type {
 	KT_U64,
 	KT_SIZE,
 	KT_STRING,
+	KT_ENUM,	/* a name from a list, stored as its index in a u32 */
 };
 
 enum {
@@ -61,11 +64,17 @@ struct conf_key {
 	uint64_t align;		/* numbers: must be a multiple of this (0 = any) */
 	unsigned flags;
 	const char *help;	/* one line: meaning and unit, for conf_print */
+	const char *const *names;	/* KT_ENUM: the names, index = value */
+	uint32_t nnames;
 };
 
 #define KEY(nm, ty, field, mn, mx, al, fl, hlp)                                                   \
 	{ nm, ty, offsetof(struct pd_config, field), sizeof(((struct pd_config *)0)->field), mn,  \
-	  mx, al, fl, hlp }
+	  mx, al, fl, hlp, NULL, 0 }
+
+#define KEYE(nm, field, list, hlp)                                                           \
+	{ nm, KT_ENUM, offsetof(struct pd_config, field), sizeof(uint32_t), 0,                   \
+	  sizeof(list) / sizeof((list)[0]) - 1, 0, 0, hlp, list, sizeof(list) / sizeof((list)[0]) }
 
 #define KiB (1ull << 10)
 #define MiB (1ull << 20)
@@ -127,6 +136,48 @@ static const struct conf_key conf_keys[] = {
 	    "service time of a write, 0 = latency_us"),
 	KEY("controller.flush_latency_us", KT_U64, ctrl.flush_latency_us, 0, MAX_LATENCY_US, 0, 0,
 	    "service time of a flush, 0 = latency_us"),
+	/* latency models (core/latency.h) */
+	KEYE("controller.latency_dist", ctrl.latency_dist, lat_dist_name,
+	     "constant, uniform, normal, lognormal or pareto; latency_us is its median"),
+	KEYE("controller.latency_tail", ctrl.latency_tail, lat_tail_name,
+	     "which percentile the *latency_tail_us keys give: p99 or p99.9"),
+	KEY("controller.latency_tail_us", KT_U64, ctrl.latency_tail_us, 0, MAX_LATENCY_US, 0, 0,
+	    "service time at the tail percentile, 0 = constant"),
+	KEY("controller.read_latency_tail_us", KT_U64, ctrl.read_latency_tail_us, 0,
+	    MAX_LATENCY_US, 0, 0, "a read's, 0 = latency_tail_us"),
+	KEY("controller.write_latency_tail_us", KT_U64, ctrl.write_latency_tail_us, 0,
+	    MAX_LATENCY_US, 0, 0, "a write's, 0 = latency_tail_us"),
+	KEY("controller.flush_latency_tail_us", KT_U64, ctrl.flush_latency_tail_us, 0,
+	    MAX_LATENCY_US, 0, 0, "a flush's, 0 = latency_tail_us"),
+	KEY("controller.latency_seed", KT_U64, ctrl.latency_seed, 0, UINT64_MAX - 1, 0, 0,
+	    "seed of the latency draws: the same seed repeats a run"),
+	KEY("controller.rpm", KT_U32, ctrl.rpm, 0, 30000, 0, 0,
+	    "rotating disk: spindle speed; 0 = no seek model"),
+	KEY("controller.seek_settle_us", KT_U64, ctrl.seek_settle_us, 0, 1000000, 0, 0,
+	    "rotating disk: the shortest seek (track to track)"),
+	KEY("controller.seek_full_us", KT_U64, ctrl.seek_full_us, 0, 1000000, 0, 0,
+	    "rotating disk: a full-stroke seek"),
+	KEY("controller.media_rate_outer", KT_SIZE, ctrl.media_rate_outer, 512, TiB, 0, KF_ZERO_OK,
+	    "rotating disk: bytes/s at the first LBA (outer zone)"),
+	KEY("controller.media_rate_inner", KT_SIZE, ctrl.media_rate_inner, 512, TiB, 0, KF_ZERO_OK,
+	    "rotating disk: bytes/s at the last LBA, 0 = media_rate_outer"),
+	KEYE("controller.reorder", ctrl.reorder, ctrl_reorder_name,
+	     "fifo, or sptf: shortest positioning time first (needs rpm)"),
+	KEY("controller.write_cliff_bytes", KT_SIZE, ctrl.write_cliff_bytes, 4 * KiB, 1ull << 50, 0,
+	    KF_ZERO_OK, "flash: bytes of the fast write cache; 0 = no write cliff"),
+	KEY("controller.write_cliff_window_ms", KT_U64, ctrl.write_cliff_window_ms, 1, 86400000, 0,
+	    KF_ZERO_OK, "flash: the full cache drains in this time"),
+	KEY("controller.write_cliff_bandwidth", KT_SIZE, ctrl.write_cliff_bandwidth, 512, TiB, 0,
+	    KF_ZERO_OK, "flash: bytes/s of writes that find the cache full"),
+	/* cost rule and burst credits (core/rate.h) */
+	KEY("controller.iops_size", KT_SIZE, ctrl.iops_size, 512, 16 * MiB, 512, KF_ZERO_OK,
+	    "an I/O of up to this size counts once, a larger one ceil(len/size); 0 = per command"),
+	KEY("controller.credit_capacity", KT_U64, ctrl.credit_capacity, 0, 1000000000, 0, 0,
+	    "burst credits: I/O credits of a full bucket (it starts full); 0 = none"),
+	KEY("controller.credit_baseline_iops", KT_U64, ctrl.credit_baseline_iops, 0, 10000000, 0, 0,
+	    "burst credits: I/O per second earned, at least"),
+	KEY("controller.credit_iops_per_gib", KT_U64, ctrl.credit_iops_per_gib, 0, 1000000, 0, 0,
+	    "burst credits: I/O per second earned per GiB of disk, if more"),
 };
 
 #define NKEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
@@ -139,6 +190,7 @@ struct origin {
 	const char *file;	/* libconfig's copy, valid while the config_t lives */
 	unsigned line;
 	const char *set;	/* the caller's "KEY=VALUE" */
+	const char *profile;	/* a profile's name: the value came from that profile */
 };
 
 /* An integer literal of the file that libconfig wrapped to 32 bits. */
@@ -279,8 +331,12 @@ int conf_parse_size(const char *s, uint64_t *out)
 
 static const char *origin_str(const struct origin *o, const char *file, char *buf, size_t len)
 {
-	if (o->set)
+	if (o->set && !strncmp(o->set, "profile=", 8))
+		snprintf(buf, len, "--profile %s", o->set + 8);
+	else if (o->set)
 		snprintf(buf, len, "--set %s", o->set);
+	else if (o->profile)
+		snprintf(buf, len, "profile %s", o->profile);
 	else if (o->line)
 		snprintf(buf, len, "%s:%u", o->file ? o->file : file, o->line);
 	else
@@ -396,6 +452,26 @@ static void set_bool(struct load_ctx *ctx, const struct conf_key *k, const struc
 {
 	*(bool *)field(ctx->c, k) = b;
 	ctx->origin[key_index(k)] = *o;
+}
+
+/* A name from @k's list. */
+static int set_enum(struct load_ctx *ctx, const struct conf_key *k, const struct origin *o,
+		    const char *s)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < k->nnames; i++) {
+		if (!strcmp(s, k->names[i])) {
+			num_put(ctx->c, k, i);
+			ctx->origin[key_index(k)] = *o;
+			return 0;
+		}
+	}
+	list[0] = '\0';
+	for (uint32_t i = 0; i < k->nnames && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", k->names[i]);
+	return key_err(ctx, o, k->name, -EINVAL, "must be one of %s (got \"%s\")", list, s);
 }
 
 /* A size string: "1G", "4096". */
@@ -619,6 +695,7 @@ static const char *expected(enum key_type t)
 	case KT_U64: return "an integer";
 	case KT_SIZE: return "an integer or a size string such as \"1G\"";
 	case KT_STRING: return "a string";
+	case KT_ENUM: return "a string";
 	}
 	return "?";
 }
@@ -671,9 +748,11 @@ static int load_setting(struct load_ctx *ctx, const config_setting_t *s, const c
 		set_bool(ctx, k, &o, config_setting_get_bool(s));
 		return 0;
 	}
-	if (k->type == KT_STRING) {
+	if (k->type == KT_STRING || k->type == KT_ENUM) {
 		if (type != CONFIG_TYPE_STRING)
 			goto wrong_type;
+		if (k->type == KT_ENUM)
+			return set_enum(ctx, k, &o, config_setting_get_string(s));
 		return set_str(ctx, k, &o, config_setting_get_string(s));
 	}
 	if (k->type == KT_SIZE && type == CONFIG_TYPE_STRING)
@@ -803,7 +882,6 @@ int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen)
 
 static int load_file(struct load_ctx *ctx, config_t *cfg)
 {
-	const config_setting_t *root;
 	int ret;
 
 	ret = check_file(ctx);
@@ -827,9 +905,21 @@ static int load_file(struct load_ctx *ctx, config_t *cfg)
 				config_error_line(cfg), text);
 		return -EINVAL;
 	}
-	root = config_root_setting(cfg);
+	return 0;
+}
+
+/* The groups of the file read by load_file(); the top-level profile was taken already. */
+static int load_groups(struct load_ctx *ctx, config_t *cfg)
+{
+	const config_setting_t *root = config_root_setting(cfg);
+
 	for (int i = 0; i < config_setting_length(root); i++) {
-		ret = load_group(ctx, config_setting_get_elem(root, (unsigned)i));
+		const config_setting_t *g = config_setting_get_elem(root, (unsigned)i);
+		int ret;
+
+		if (!strcmp(config_setting_name(g), "profile"))
+			continue;
+		ret = load_group(ctx, g);
 		if (ret)
 			return ret;
 	}
@@ -856,10 +946,11 @@ static int parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
-static int apply_set(struct load_ctx *ctx, const char *set)
+/* Apply "KEY=VALUE" from @set, or from profile @profile if not NULL. */
+static int apply_set(struct load_ctx *ctx, const char *set, const char *profile)
 {
 	const char *eq = strchr(set, '='), *val;
-	struct origin o = { .set = set };
+	struct origin o = { .set = profile ? NULL : set, .profile = profile };
 	const struct conf_key *k;
 	char name[128];
 
@@ -884,6 +975,8 @@ static int apply_set(struct load_ctx *ctx, const char *set)
 	}
 	case KT_STRING:
 		return set_str(ctx, k, &o, val);
+	case KT_ENUM:
+		return set_enum(ctx, k, &o, val);
 	case KT_SIZE:
 		return set_size_str(ctx, k, &o, val);
 	case KT_U32:
@@ -910,6 +1003,56 @@ static int apply_set(struct load_ctx *ctx, const char *set)
 	return -EINVAL;
 }
 
+/* --- profiles --------------------------------------------------------------------------- */
+
+/* Find the profile: the last --set profile=NAME (--profile NAME), else the file's top-level
+ * profile = "NAME". Apply its keys before the file's and the --set ones, so that any key the
+ * user sets wins. */
+static int apply_profile(struct load_ctx *ctx, config_t *cfg, char *const *sets, size_t nsets,
+			 struct pd_config *c)
+{
+	const config_setting_t *ps = cfg ? config_setting_get_member(config_root_setting(cfg),
+								      "profile")
+				       : NULL;
+	const struct conf_profile *prof;
+	struct origin o = { 0 };
+	const char *name = NULL;
+	char known[512];
+
+	if (ps) {
+		o = setting_origin(ctx, ps);
+		if (config_setting_type(ps) != CONFIG_TYPE_STRING)
+			return key_err(ctx, &o, "profile", -EINVAL, "expected a string, got %s",
+				       type_name(config_setting_type(ps)));
+		name = config_setting_get_string(ps);
+	}
+	for (size_t i = 0; i < nsets; i++) {
+		if (!strncmp(sets[i], "profile=", 8)) {
+			o = (struct origin){ .set = sets[i] };
+			name = sets[i] + 8;
+		}
+	}
+	if (!name || !*name)
+		return 0;
+	prof = conf_profile_find(name);
+	if (!prof) {
+		conf_profile_names(known, sizeof(known));
+		return key_err(ctx, &o, "profile", -EINVAL, "unknown profile \"%s\" (known: %s)",
+			       name, known);
+	}
+	free(c->profile);
+	c->profile = strdup(prof->name);
+	if (!c->profile)
+		return key_err(ctx, &o, "profile", -ENOMEM, "out of memory");
+	for (const char *const *kv = prof->keys; *kv; kv++) {
+		int ret = apply_set(ctx, *kv, prof->name);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* --- cross-key rules ------------------------------------------------------------------ */
 
 static bool key_is_set(const struct load_ctx *ctx, const struct conf_key *k)
@@ -934,10 +1077,87 @@ static int check_not_above(struct load_ctx *ctx, const char *a, const char *b)
 		       "%" PRIu64 " is smaller than %s (%" PRIu64 ")", vb, a, va);
 }
 
+/* An error about key @name at its origin. */
+static int rule_err(struct load_ctx *ctx, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int rule_err(struct load_ctx *ctx, const char *name, const char *fmt, ...)
+{
+	const struct conf_key *k = key_find(name, strlen(name));
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return key_err(ctx, &ctx->origin[key_index(k)], name, -EINVAL, "%s", why);
+}
+
+/* Keys of the latency models, cost rule and credits that only work together. */
+static int validate_models(struct load_ctx *ctx)
+{
+	const struct ctrl_params *p = &ctx->c->ctrl;
+	static const char *const tail_key[] = { "controller.read_latency_tail_us",
+						"controller.write_latency_tail_us",
+						"controller.flush_latency_tail_us" };
+	const uint64_t med[] = { p->read_latency_us, p->write_latency_us, p->flush_latency_us };
+	const uint64_t tail[] = { p->read_latency_tail_us, p->write_latency_tail_us,
+				  p->flush_latency_tail_us };
+	bool any_tail = p->latency_tail_us != 0;
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t m = med[i] ? med[i] : p->latency_us;
+		const char *tk = tail[i] ? tail_key[i] : "controller.latency_tail_us";
+		uint64_t t = tail[i] ? tail[i] : p->latency_tail_us;
+
+		any_tail |= tail[i] != 0;
+		if (t && t <= m)
+			return rule_err(ctx, tk, "%" PRIu64 " must be above its median (%" PRIu64 " us)",
+					t, m);
+	}
+	if (p->latency_dist != LAT_DIST_CONSTANT && !any_tail)
+		return rule_err(ctx, "controller.latency_dist",
+				"\"%s\" needs a tail: set controller.latency_tail_us",
+				lat_dist_name[p->latency_dist]);
+	if (p->latency_dist == LAT_DIST_CONSTANT && any_tail)
+		return rule_err(ctx, "controller.latency_tail_us",
+				"a tail needs controller.latency_dist other than \"constant\"");
+	if (p->rpm && !p->media_rate_outer)
+		return rule_err(ctx, "controller.rpm", "needs controller.media_rate_outer");
+	if (!p->rpm && (p->media_rate_outer || p->media_rate_inner || p->seek_full_us ||
+			p->seek_settle_us))
+		return rule_err(ctx, "controller.rpm",
+				"the seek model (media_rate_*, seek_*_us) needs controller.rpm");
+	if (p->seek_full_us < p->seek_settle_us)
+		return rule_err(ctx, "controller.seek_full_us",
+				"%" PRIu64 " is below controller.seek_settle_us (%" PRIu64 ")",
+				p->seek_full_us, p->seek_settle_us);
+	if (p->media_rate_inner > p->media_rate_outer)
+		return rule_err(ctx, "controller.media_rate_inner",
+				"is above controller.media_rate_outer: the outer zones are the fast ones");
+	if (p->reorder == CTRL_REORDER_SPTF && !p->rpm)
+		return rule_err(ctx, "controller.reorder", "sptf needs the seek model (controller.rpm)");
+	if (p->write_cliff_bytes && (!p->write_cliff_window_ms || !p->write_cliff_bandwidth))
+		return rule_err(ctx, "controller.write_cliff_bytes",
+				"needs controller.write_cliff_window_ms and "
+				"controller.write_cliff_bandwidth");
+	if (!p->write_cliff_bytes && (p->write_cliff_window_ms || p->write_cliff_bandwidth))
+		return rule_err(ctx, "controller.write_cliff_bytes",
+				"write_cliff_window_ms and write_cliff_bandwidth need write_cliff_bytes");
+	if (p->credit_capacity && !p->credit_baseline_iops && !p->credit_iops_per_gib)
+		return rule_err(ctx, "controller.credit_capacity",
+				"needs controller.credit_baseline_iops or controller.credit_iops_per_gib");
+	if (!p->credit_capacity && (p->credit_baseline_iops || p->credit_iops_per_gib))
+		return rule_err(ctx, "controller.credit_capacity",
+				"credit_baseline_iops and credit_iops_per_gib need credit_capacity");
+	return 0;
+}
+
 static int validate(struct load_ctx *ctx)
 {
 	/* The unplug threshold could never be reached: the submitter waits at nr_requests */
-	return check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
+	int ret = check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
+
+	return ret ? ret : validate_models(ctx);
 }
 
 /* --- public ----------------------------------------------------------------------------- */
@@ -949,6 +1169,7 @@ void conf_defaults(struct pd_config *c)
 	c->disk_size = CONF_DEFAULT_SIZE;
 	c->disk_name = strdup(CONF_DEFAULT_NAME);
 	c->mount_point = strdup("");
+	c->profile = strdup("");
 	c->mount_options = strdup("");
 	c->mount_allow_other = false;
 	c->mount_threads = CONF_DEFAULT_THREADS;
@@ -962,7 +1183,8 @@ void conf_free(struct pd_config *c)
 	free(c->disk_name);
 	free(c->mount_point);
 	free(c->mount_options);
-	c->disk_image = c->disk_name = c->mount_point = c->mount_options = NULL;
+	free(c->profile);
+	c->disk_image = c->disk_name = c->mount_point = c->mount_options = c->profile = NULL;
 }
 
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
@@ -976,7 +1198,7 @@ int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_confi
 	put_err(err, errlen, "%s", "");
 	conf_defaults(&c);
 	config_init(&cfg);
-	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options) {
+	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options || !c.profile) {
 		put_err(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto out;
@@ -986,8 +1208,18 @@ int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_confi
 		if (ret)
 			goto out;
 	}
+	ret = apply_profile(&ctx, file ? &cfg : NULL, sets, nsets, &c);
+	if (ret)
+		goto out;
+	if (file) {
+		ret = load_groups(&ctx, &cfg);
+		if (ret)
+			goto out;
+	}
 	for (size_t i = 0; i < nsets; i++) {
-		ret = apply_set(&ctx, sets[i]);
+		if (!strncmp(sets[i], "profile=", 8))
+			continue; /* taken by apply_profile() */
+		ret = apply_set(&ctx, sets[i], NULL);
 		if (ret)
 			goto out;
 	}
@@ -1031,6 +1263,10 @@ void conf_print(const struct pd_config *c, void *FILE_stream)
 	const char *group = NULL;
 	size_t glen = 0;
 
+	if (c->profile && *c->profile)
+		fprintf(f, "profile = \"%s\";\t# the keys below include its settings\n\n",
+			c->profile);
+
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct conf_key *k = &conf_keys[i];
 		const char *dot = strchr(k->name, '.');
@@ -1050,6 +1286,9 @@ void conf_print(const struct pd_config *c, void *FILE_stream)
 			break;
 		case KT_STRING:
 			print_string(f, *(char *const *)p ? *(char *const *)p : "");
+			break;
+		case KT_ENUM:
+			fprintf(f, "\"%s\"", k->names[num_get(c, k) < k->nnames ? num_get(c, k) : 0]);
 			break;
 		case KT_SIZE: {
 			char buf[32];

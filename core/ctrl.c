@@ -66,7 +66,8 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at)
 {
-	uint64_t lat, start;
+	bool timed = latency_is_on(&c->p);
+	uint64_t start;
 	int64_t at;
 
 	if (c->in_flight >= c->p.queue_depth)
@@ -77,14 +78,13 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
 	c->in_flight++;
-	lat = ctrl_latency_ns(&c->p, rq->op);
 	start = now;
 	if (c->slot_free_nr) {
 		uint64_t freed = c->slot_free[c->slot_free_head];
 
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
 		c->slot_free_nr--;
-		if (lat) {
+		if (timed) {
 			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
 			if (start < not_before)
 				start = not_before;
@@ -93,15 +93,31 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		}
 	}
 	rq->dispatch_ns = start;
-	rq->deadline_ns = start + lat;
+	rq->deadline_ns = timed ? latency_complete_ns(&c->lat, &c->p, rq->op, rq->offset, rq->len,
+						      start)
+				: start;
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
-	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + lat)
-		rq->deadline_ns = c->last_deadline_ns + lat;
+	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + (rq->deadline_ns - start))
+		rq->deadline_ns = c->last_deadline_ns + (rq->deadline_ns - start);
 	if (rq->deadline_ns > c->last_deadline_ns)
 		c->last_deadline_ns = rq->deadline_ns;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
 	return CTRL_ADMIT_OK;
+}
+
+void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now)
+{
+	const struct rate_credit *cr = &c->rate.credit;
+
+	ss->credit_capacity = cr->capacity;
+	ss->credit_baseline = cr->capacity ? cr->b.rate : 0;
+	ss->credit_level = cr->capacity ? rate_bucket_level(&cr->b, (int64_t)now) : 0;
+	ss->credit_earn = rate_credit_earn_rate(&c->rate, (int64_t)now);
+	ss->credit_spend = rate_credit_spend_rate(&c->rate, (int64_t)now);
+	ss->credits_spent = cr->spent;
+	ss->cache_bytes = latency_cache_bytes(&c->lat, &c->p, now);
+	ss->cliff_bytes = c->lat.cliff_bytes;
 }
 
 void ctrl_release(struct ctrl *c, struct request *rq)
@@ -122,6 +138,7 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	unsigned int workers = c->p.workers;
 
 	rate_reconfigure(&c->rate, p, (int64_t)now);
+	latency_reconfigure(&c->lat, p);
 	c->p = *p;
 	c->p.workers = workers;
 }
@@ -326,6 +343,7 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	c->exec = exec;
 	c->exec_arg = exec_arg;
 	rate_init(&c->rate, p, now);
+	latency_init(&c->lat, p, (uint64_t)now);
 	c->slot_free = calloc(CTRL_MAX_SLOTS, sizeof(*c->slot_free));
 	if (!c->slot_free)
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 
 #include "core/bio.h"
 #include "core/io.h"
+#include "core/latency.h"
 #include "core/params.h"
 #include "core/rate.h"
 #include "core/stats.h"
@@ -28,6 +29,7 @@ struct ctrl {
 	struct ctrl_params p;		/* q->lock */
 	unsigned int in_flight;		/* q->lock: commands holding a slot */
 	struct rate rate;		/* q->lock */
+	struct latency lat;		/* q->lock: latency models' state */
 	uint64_t *slot_free;		/* q->lock: ring of device times at which idle slots freed */
 	unsigned int slot_free_head;	/* q->lock */
 	unsigned int slot_free_nr;	/* q->lock */
@@ -91,6 +93,9 @@ void ctrl_release(struct ctrl *c, struct request *rq);
 /* Apply new controller parameters live: slots, rates (buckets keep their debt), latency.
  * The worker count is fixed at start. q->lock held. */
 void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now);
+
+/* Copy the state of the burst credits and the write cliff into @ss. q->lock held. */
+void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
 
 /* The service latency of a command of @op, in ns. */
 uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op);

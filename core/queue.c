@@ -447,6 +447,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 		ss->bw_level[d] = rate_bucket_level(&q->ctrl->rate.bw[d], (int64_t)now);
 		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
 	}
+	ctrl_snapshot_models(q->ctrl, ss, now);
 	ss->s = q->stats;
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;

@@ -72,6 +72,12 @@ struct stats_snapshot {
 	struct queue_params qp;
 	struct ctrl_params cp;
 	int64_t bw_level[RATE_NR_DIRS], iops_level[RATE_NR_DIRS];
+	int64_t credit_level;		/* burst credits: balance (see core/rate.h) */
+	uint64_t credit_capacity, credit_baseline;	/* 0, 0 without a credit bucket */
+	uint64_t credit_earn, credit_spend;	/* credits/s */
+	uint64_t credits_spent;		/* since start */
+	uint64_t cache_bytes;		/* write cliff: bytes in the fast cache */
+	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
 	struct queue_stats s;
 };
 

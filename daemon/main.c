@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "conf/profile.h"
 #include "daemon/daemon.h"
 
 static void usage(FILE *f)
@@ -41,6 +42,8 @@ static void usage(FILE *f)
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
+		"      --profile NAME     emulate a named device (profile); keys you set win\n"
+		"      --list-profiles    print the device profiles with their sources and exit\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
@@ -120,6 +123,7 @@ static void pd_reload(struct pd *pd)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
+	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
@@ -389,7 +393,7 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
-enum { OPT_SET = 256, OPT_DUMP };
+enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
 
 static int add_set(struct pd *pd, const char *key, const char *value)
 {
@@ -419,6 +423,8 @@ int main(int argc, char **argv)
 		{ "options", required_argument, NULL, 'o' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -456,6 +462,12 @@ int main(int argc, char **argv)
 		case OPT_DUMP:
 			dump = true;
 			break;
+		case OPT_PROFILE:
+			ret = add_set(pd, "profile=", optarg);
+			break;
+		case OPT_LIST_PROFILES:
+			conf_profile_list(stdout);
+			return EXIT_OK;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -563,6 +575,7 @@ int main(int argc, char **argv)
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
 
+	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
 		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, backend_exec, &pd->be,
