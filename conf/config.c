@@ -136,6 +136,8 @@ static const struct conf_key conf_keys[] = {
 	    "service time of a write, 0 = latency_us"),
 	KEY("controller.flush_latency_us", KT_U64, ctrl.flush_latency_us, 0, MAX_LATENCY_US, 0, 0,
 	    "service time of a flush, 0 = latency_us"),
+	KEY("controller.latency_absorb", KT_BOOL, ctrl.latency_absorb, 0, 1, 0, 0,
+	    "end each service time early by the path's own measured lateness"),
 	/* latency models (core/latency.h) */
 	KEYE("controller.latency_dist", ctrl.latency_dist, lat_dist_name,
 	     "constant, uniform, normal, lognormal or pareto; latency_us is its median"),
@@ -1175,6 +1177,7 @@ void conf_defaults(struct pd_config *c)
 	c->mount_threads = CONF_DEFAULT_THREADS;
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
+	c->ctrl.latency_absorb = true; /* a real path: what the user sees is the service time */
 }
 
 void conf_free(struct pd_config *c)

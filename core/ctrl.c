@@ -29,6 +29,13 @@
  * completes no earlier than its submit + latency, plugging and rate waits still count, and
  * timer lateness is absorbed instead of accumulated.
  *
+ * The path's own cost. What the user sees is the service time plus what comes after the
+ * deadline: the timer's wake-up, the completion and the reply through FUSE (some 70 us).
+ * With p.latency_absorb, the timer thread measures that lateness at each deadline (its
+ * median, see ctrl_note_late()) and each deadline comes that much earlier, by at most half
+ * the service time, so that the user sees the service time itself. A bio may then end that
+ * much before its submit + latency, which is the point.
+ *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
  * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
  * after q->lock and never held across I/O. */
@@ -54,13 +61,40 @@ uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
 	return us * NSEC_PER_USEC;
 }
 
-/* Latency timer: the service time of an already-executed command has passed. */
+/* The time on @q's clock: a fake clock in unit tests. */
+static uint64_t q_clock(const struct queue *q)
+{
+	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+}
+
+/* Track the median of @late: each sample moves the estimate a small step towards it, so
+ * rare long stalls of a loaded machine do not drag it. Timer thread only. */
+static void ctrl_note_late(struct ctrl *c, uint64_t late)
+{
+	uint64_t est = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+	uint64_t step = NSEC_PER_USEC + est / 64;
+
+	if (late > est)
+		est += step;
+	else if (late < est)
+		est = est > step ? est - step : 0;
+	__atomic_store_n(&c->late_ns, est, __ATOMIC_RELAXED);
+}
+
+/* Latency timer: the service time of an already-executed command has passed. The time from
+ * its deadline until its bios have been ended (the timer's wake-up, the completion, the
+ * reply to the kernel) is the path's own cost, which the next deadlines absorb. */
 static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 {
 	struct request *rq = (struct request *)((char *)e - offsetof(struct request, tmr));
+	struct queue *q = rq->queue;
+	struct ctrl *c = q->ctrl;
+	uint64_t due = rq->deadline_ns;
 
 	(void)now;
-	queue_complete(rq->queue, rq);
+	queue_complete(q, rq); /* frees rq */
+	now = q_clock(q);
+	ctrl_note_late(c, now > due ? now - due : 0);
 }
 
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
@@ -100,6 +134,15 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	 * write cache: its service runs from when the last of them is due. */
 	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + (rq->deadline_ns - start))
 		rq->deadline_ns = c->last_deadline_ns + (rq->deadline_ns - start);
+	/* The user sees the service time plus what the path itself costs after the deadline:
+	 * end the service that much early, up to half of it, so that what they see is the
+	 * service time. */
+	if (timed && c->p.latency_absorb) {
+		uint64_t late = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+		uint64_t half = (rq->deadline_ns - start) / 2;
+
+		rq->deadline_ns -= late < half ? late : half;
+	}
 	if (rq->deadline_ns > c->last_deadline_ns)
 		c->last_deadline_ns = rq->deadline_ns;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);

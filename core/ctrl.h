@@ -34,6 +34,10 @@ struct ctrl {
 	unsigned int slot_free_head;	/* q->lock */
 	unsigned int slot_free_nr;	/* q->lock */
 	uint64_t last_deadline_ns;	/* q->lock: latest deadline of any admitted command */
+	/* Median lateness of a completion at its deadline (timer wake-up, completion, reply),
+	 * in ns: written by the timer thread alone, read under q->lock; relaxed atomics, as
+	 * nothing else is published through it. */
+	uint64_t late_ns;
 
 	struct queue *q;
 	struct timer *timer;

@@ -29,6 +29,7 @@ void ctrl_params_default(struct ctrl_params *cp)
 	cp->read_latency_us = 0;
 	cp->write_latency_us = 0;
 	cp->flush_latency_us = 0;
+	cp->latency_absorb = CTRL_DEFAULT_LATENCY_ABSORB;
 	/* constant latency, no seek model, no write cliff, no cost rule, no credits */
 	cp->latency_dist = 0;
 	cp->latency_tail = 0;

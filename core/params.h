@@ -37,6 +37,7 @@ struct ctrl_params {
 	uint64_t read_latency_us;	/* controller.read_latency_us: 0 = latency_us */
 	uint64_t write_latency_us;	/* controller.write_latency_us: 0 = latency_us */
 	uint64_t flush_latency_us;	/* controller.flush_latency_us: 0 = latency_us */
+	bool latency_absorb;		/* controller.latency_absorb: subtract the path's lateness */
 
 	/* Latency models (core/latency.h). The *_latency_us keys above are the medians. */
 	uint32_t latency_dist;		/* controller.latency_dist: enum lat_dist */
@@ -83,6 +84,8 @@ enum ctrl_reorder {
 #define CTRL_DEFAULT_WORKERS		4u
 #define CTRL_DEFAULT_BURST_MS		10u
 #define CTRL_DEFAULT_LATENCY_SEED	1u
+/* Off for the core's own ideal device (unit tests); conf/ turns it on for the daemon. */
+#define CTRL_DEFAULT_LATENCY_ABSORB	false
 
 void queue_params_default(struct queue_params *qp);
 void ctrl_params_default(struct ctrl_params *cp);
