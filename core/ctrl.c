@@ -161,6 +161,7 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->credits_spent = cr->spent;
 	ss->cache_bytes = latency_cache_bytes(&c->lat, &c->p, now);
 	ss->cliff_bytes = c->lat.cliff_bytes;
+	ss->absorb_ns = c->p.latency_absorb ? __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED) : 0;
 }
 
 void ctrl_release(struct ctrl *c, struct request *rq)

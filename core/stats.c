@@ -160,6 +160,7 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "credits_spent", ss->credits_spent);
 	kv(&o, "write_cache_bytes", ss->cache_bytes);
 	kv(&o, "write_cliff_bytes", ss->cliff_bytes);
+	kv(&o, "latency_absorbed_us", ss->absorb_ns / NSEC_PER_USEC);
 
 	put(&o, "\n# limits and settings\n");
 	for (int d = 0; d < RATE_NR_DIRS; d++) {

@@ -78,6 +78,7 @@ struct stats_snapshot {
 	uint64_t credits_spent;		/* since start */
 	uint64_t cache_bytes;		/* write cliff: bytes in the fast cache */
 	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
+	uint64_t absorb_ns;		/* lateness absorbed into each service time now */
 	struct queue_stats s;
 };
 
