@@ -27,6 +27,7 @@
 #include "core/log.h"
 #include "conf/profile.h"
 #include "daemon/daemon.h"
+#include "daemon/data.h"
 
 static void usage(FILE *f)
 {
@@ -203,7 +204,7 @@ static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
 	queue_hold(&pd->q, false);
 	queue_plug_hold(&pd->q, false);
 	queue_unplug_idle(&pd->q);
-	while (!queue_is_idle(&pd->q)) {
+	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
 		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
 		int sig = sigtimedwait(sigs, NULL, &ts);
 
@@ -614,7 +615,7 @@ int main(int argc, char **argv)
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
 	pd->mode[INO_CONTROL] = S_IFREG | 0600;
-	pd->quit_pipe[0] = pd->quit_pipe[1] = -1;
+	pd->quit_pipe[0] = pd->quit_pipe[1] = pd->kick_fd = -1;
 
 	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
