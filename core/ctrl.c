@@ -10,7 +10,10 @@
  *   SLOTS   every slot is busy: the queue stops, and the next completion starts it
  *           (blk_stop_queue() from a full driver, blk_start_queue() from its completion);
  *   BUDGET  a bucket is in debt: the queue stops, and a timer armed for the moment the debt
- *           clears starts it.
+ *           clears starts it;
+ *   HEAD    the seek model's one head is busy: the queue stops likewise until it is free.
+ * Which request is offered is ctrl_pick()'s choice: the queue's head, or with
+ * controller.reorder = sptf the one of the first queue_depth nearest the head.
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
  * Admitted requests go to a pool of worker threads that run the backing I/O (preadv,
@@ -110,6 +113,12 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		*ready_at = (uint64_t)at;
 		return CTRL_ADMIT_BUDGET;
 	}
+	/* A rotating disk takes its next read or write when the head is free: until then it
+	 * waits in the queue, where it may merge and where SPTF may pick among the waiting. */
+	if (latency_needs_head(&c->p, rq->op) && c->lat.head_free_ns > now) {
+		*ready_at = c->lat.head_free_ns;
+		return CTRL_ADMIT_HEAD;
+	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
 	c->in_flight++;
 	start = now;
@@ -147,6 +156,39 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		c->last_deadline_ns = rq->deadline_ns;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
 	return CTRL_ADMIT_OK;
+}
+
+static bool ranges_overlap(const struct request *a, const struct request *b)
+{
+	return a->offset < rq_end(b) && b->offset < rq_end(a);
+}
+
+struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now)
+{
+	struct request *best = head, *rq;
+	uint64_t best_pos = UINT64_MAX;
+	unsigned int n = 0;
+
+	if (c->p.reorder != CTRL_REORDER_SPTF || !latency_needs_head(&c->p, head->op))
+		return head;
+	for (rq = head; rq && n < c->p.queue_depth; rq = rq->next, n++) {
+		const struct request *e;
+		uint64_t pos;
+		bool blocked = false;
+
+		if (rq->op == BIO_OP_FLUSH)
+			break; /* nothing passes a flush */
+		for (e = head; e != rq && !blocked; e = e->next)
+			blocked = ranges_overlap(e, rq);
+		if (blocked || !latency_needs_head(&c->p, rq->op))
+			continue;
+		pos = latency_position_ns(&c->lat, &c->p, rq->offset, now);
+		if (pos < best_pos) {
+			best_pos = pos;
+			best = rq;
+		}
+	}
+	return best;
 }
 
 void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now)

@@ -62,6 +62,7 @@ enum ctrl_admit_result {
 	CTRL_ADMIT_OK,
 	CTRL_ADMIT_SLOTS,	/* no free command slot: a completion will start the queue */
 	CTRL_ADMIT_BUDGET,	/* out of budget: *ready_at says when */
+	CTRL_ADMIT_HEAD,	/* seek model: the head is busy until *ready_at */
 };
 
 /* Set up @c. @exec runs a request's I/O (backend_exec with its backend as @exec_arg).
@@ -78,6 +79,12 @@ void ctrl_destroy(struct ctrl *c);
  * q->lock held. */
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at);
+
+/* The queued request the controller would start next, from the queue's head @head (linked
+ * by rq->next): the head itself, or with controller.reorder = sptf and the seek model the
+ * one of the first queue_depth with the shortest positioning time, never one that would
+ * pass a flush or a request whose range it overlaps. q->lock held. */
+struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
  * If the calling thread's inline hook (ctrl_set_thread_inline) says it may, the thread runs

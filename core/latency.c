@@ -198,7 +198,7 @@ uint64_t latency_rotation_ns(const struct ctrl_params *p, uint64_t offset, uint6
 	return (uint64_t)(wait * (double)period);
 }
 
-static bool seek_applies(const struct ctrl_params *p, enum bio_op op)
+bool latency_needs_head(const struct ctrl_params *p, enum bio_op op)
 {
 	return p->rpm && p->media_rate_outer && (op == BIO_OP_READ || op == BIO_OP_WRITE);
 }
@@ -275,7 +275,7 @@ uint64_t latency_complete_ns(struct latency *l, const struct ctrl_params *p, enu
 {
 	uint64_t end = start + latency_sample_ns(l, p, op);
 
-	if (seek_applies(p, op)) {
+	if (latency_needs_head(p, op)) {
 		uint64_t at = end > l->head_free_ns ? end : l->head_free_ns;
 		uint64_t dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset;
 		uint64_t rate = latency_media_rate(p, offset);

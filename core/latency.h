@@ -12,7 +12,9 @@
  *     platter turns at rpm from time 0, so the wait is known in advance, as SPTF needs), and
  *     for the transfer at the media rate of the sector's zone (16 zones from
  *     media_rate_outer at LBA 0 down to media_rate_inner at the last). There is one head:
- *     these commands run one after the other, whatever the queue depth;
+ *     these commands run one after the other, whatever the queue depth; the controller
+ *     admits the next only when the head is free (ctrl_admit: CTRL_ADMIT_HEAD), so that
+ *     the waiting ones stay in the queue for SPTF (ctrl_pick) to choose from;
  *   - a write cliff for flash (controller.write_cliff_bytes > 0): a fast write cache (an SLC
  *     cache) of that many bytes drains in write_cliff_window_ms; writes that find it full
  *     run at write_cliff_bandwidth, one after the other, on top of their other latency.
@@ -67,6 +69,9 @@ void latency_init(struct latency *l, const struct ctrl_params *p, uint64_t now);
 
 /* Apply new parameters: reseed only if the seed changed; head and cache keep their state. */
 void latency_reconfigure(struct latency *l, const struct ctrl_params *p);
+
+/* Whether a command of @op needs the head of the seek model under @p. */
+bool latency_needs_head(const struct ctrl_params *p, enum bio_op op);
 
 /* Whether any command has a service time under @p (else commands end with their I/O). */
 bool latency_is_on(const struct ctrl_params *p);

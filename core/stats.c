@@ -9,7 +9,7 @@
 #include "core/stats.h"
 
 const char *const unplug_reason_name[UNPLUG_NR] = { "idle", "threshold", "size", "timer", "flush" };
-const char *const stop_reason_name[STOP_NR] = { "none", "slots", "budget" };
+const char *const stop_reason_name[STOP_NR] = { "none", "slots", "budget", "head" };
 
 static unsigned int lat_index(uint64_t us)
 {

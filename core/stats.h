@@ -24,7 +24,7 @@
 #define SIZE_BUCKETS 16
 
 enum unplug_reason { UNPLUG_IDLE, UNPLUG_THRESHOLD, UNPLUG_SIZE, UNPLUG_TIMER, UNPLUG_FLUSH, UNPLUG_NR };
-enum stop_reason { STOP_NONE, STOP_SLOTS, STOP_BUDGET, STOP_NR };
+enum stop_reason { STOP_NONE, STOP_SLOTS, STOP_BUDGET, STOP_HEAD, STOP_NR };
 
 extern const char *const unplug_reason_name[UNPLUG_NR];
 extern const char *const stop_reason_name[STOP_NR];
