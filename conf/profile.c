@@ -17,7 +17,8 @@
  * 8.5 ms, track-to-track 1.0 ms; sustained transfer 210 MB/s at the outer diameter; NCQ
  * with 32 commands. The full-stroke seek is not given: 15 ms makes the average over random
  * pairs of LBAs (settle + (full - settle) x 8/15) come to 8.5 ms. The inner-zone rate is not
- * given either: half the outer one is typical of 3.5-inch drives (assumed). */
+ * given either: half the outer one is typical of 3.5-inch drives (assumed). NCQ reorders
+ * the queued commands: SPTF. */
 static const char *const hdd_7200[] = {
 	"controller.rpm=7200",
 	"controller.seek_settle_us=1000",
@@ -25,6 +26,7 @@ static const char *const hdd_7200[] = {
 	"controller.media_rate_outer=210000000",
 	"controller.media_rate_inner=105000000",
 	"controller.queue_depth=32",
+	"controller.reorder=sptf",
 	NULL,
 };
 
