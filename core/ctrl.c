@@ -135,6 +135,18 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 				start = now;
 		}
 	}
+	/* The head takes its next command when it is free, in device time: a restart timer's
+	 * lateness must not leave it idle (it would cost a sequential stream its rate). */
+	if (latency_needs_head(&c->p, rq->op)) {
+		uint64_t dev = c->lat.head_free_ns;
+
+		if (dev < rq->last_submit_ns)
+			dev = rq->last_submit_ns;
+		if (dev < not_before)
+			dev = not_before;
+		if (dev < start)
+			start = dev;
+	}
 	rq->dispatch_ns = start;
 	rq->deadline_ns = timed ? latency_complete_ns(&c->lat, &c->p, rq->op, rq->offset, rq->len,
 						      start)
