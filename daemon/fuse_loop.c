@@ -145,8 +145,11 @@ static void *pd_fuse_thread(void *arg)
 
 int pd_fuse_start(struct pd *pd)
 {
+	unsigned int want = pd->nr_threads;
 	int fl;
 
+	/* nr_threads counts the threads to join (pd_fuse_join()), whatever fails here. */
+	pd->nr_threads = 0;
 	pd->fuse_fd = fuse_session_fd(pd->se);
 	fl = fcntl(pd->fuse_fd, F_GETFL);
 	if (fl < 0 || fcntl(pd->fuse_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -168,10 +171,12 @@ int pd_fuse_start(struct pd *pd)
 		log_err("pipe2: %s", strerror(err));
 		return -err;
 	}
-	pd->threads = calloc(pd->nr_threads, sizeof(*pd->threads));
+	pd->threads = calloc(want, sizeof(*pd->threads));
 	if (!pd->threads)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < pd->nr_threads; i++) {
+	/* Set before the threads start, which read it (the data budget's parking rule). */
+	pd->nr_threads = want;
+	for (unsigned int i = 0; i < want; i++) {
 		int err = pthread_create(&pd->threads[i], NULL, pd_fuse_thread, pd);
 
 		if (err) {

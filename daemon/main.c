@@ -6,6 +6,7 @@
  * forks, and the parent returns only once the mount is live, with the child's status. */
 #define FUSE_USE_VERSION 34
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -288,6 +291,80 @@ static bool mount_at(const char *path, char *type, size_t typelen)
 	return found;
 }
 
+/* The mountpoint of the filesystem mounted from /dev/@dev, into @mnt; false if none. */
+static bool mounted_from(const char *dev, char *mnt, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], want[80];
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "/dev/%s", dev);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char point[4096], src[256], *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(sep, " - %*s %255s", src) != 1 || strcmp(src, want))
+			continue;
+		snprintf(mnt, len, "%s", point);
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A crash leaves what was stacked on the dead disk: loop devices on @disk and filesystems on
+ * them. A loop device with nothing mounted on it is detached, which is safe: nothing can
+ * reach its dead backing file. A mounted filesystem is the user's: it is named, with the
+ * commands that release it, and left alone. */
+static void release_dead_holders(const char *disk)
+{
+	glob_t g;
+	char buf[PATH_MAX + 1];
+
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "re");
+		char dev[64], mnt[4096], path[80];
+		size_t dl = strlen(disk);
+
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strncmp(buf, disk, dl) || (buf[dl] && strcmp(buf + dl, " (deleted)")) ||
+		    sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev) != 1)
+			continue;
+		if (mounted_from(dev, mnt, sizeof(mnt))) {
+			fprintf(stderr,
+				"plugdisk: %s: /dev/%s still holds the crashed disk, and %s is mounted "
+				"on it; release them with: umount %s && losetup -d /dev/%s\n",
+				disk, dev, mnt, mnt, dev);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/dev/%s", dev);
+		{
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0 && ioctl(fd, LOOP_CLR_FD, 0) == 0)
+				fprintf(stderr, "plugdisk: %s: detached loop device %s of the crashed "
+					"disk (nothing was mounted on it)\n", disk, path);
+			else
+				fprintf(stderr, "plugdisk: %s: %s still holds the crashed disk; detach it "
+					"with: losetup -d %s (%s)\n", disk, path, path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	globfree(&g);
+}
+
 /* A plugdisk that crashed leaves its mount behind, answering ENOTCONN. Detach it, so that a
  * restart needs no manual step. Only a dead mount of our own filesystem type is touched. */
 static void clear_dead_mount(const char *path)
@@ -302,6 +379,12 @@ static void clear_dead_mount(const char *path)
 		if (statvfs(path, &sv) == 0 || errno != ENOTCONN)
 			return; /* alive: a running plugdisk owns it */
 	}
+	{
+		char disk[PATH_MAX + 8];
+
+		snprintf(disk, sizeof(disk), "%s/disk", path);
+		release_dead_holders(disk);
+	}
 	if (umount2(path, MNT_DETACH) == 0) {
 		fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n", path);
 		return;
@@ -314,6 +397,21 @@ static void clear_dead_mount(const char *path)
 			fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n",
 				path);
 	}
+}
+
+/* Whether directory @path has entries besides . and .. (false when it cannot be read). */
+static bool dir_has_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return found;
 }
 
 static int check_mountpoint(const char *arg, char **out)
@@ -350,6 +448,10 @@ static int check_mountpoint(const char *arg, char **out)
 		free(real);
 		return EXIT_MOUNT;
 	}
+	/* As mount(8) allows, but says so: the files there are hidden until the unmount. */
+	if (dir_has_entries(real))
+		fprintf(stderr, "plugdisk: warning: mountpoint %s is not empty: its files are "
+			"hidden while the disk is mounted\n", real);
 	*out = real;
 	return 0;
 }
@@ -384,6 +486,19 @@ static int check_image_fits(const char *image, uint64_t size)
 
 /* ---- mount ---- */
 
+/* Take a mount that failed to come up down again: stop the receive threads, unmount and
+ * free the session, before the caller closes the image under them. */
+static void pd_mount_undo(struct pd *pd)
+{
+	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	fuse_session_exit(pd->se);
+	pd_fuse_join(pd);
+	queue_drain(&pd->q);
+	fuse_session_unmount(pd->se);
+	fuse_session_destroy(pd->se);
+	pd->se = NULL;
+}
+
 static int pd_mount(struct pd *pd)
 {
 	char opts[4096];
@@ -415,15 +530,14 @@ static int pd_mount(struct pd *pd)
 	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
-		fuse_session_exit(pd->se);
-		pd_fuse_join(pd);
-		fuse_session_unmount(pd->se);
+		pd_mount_undo(pd);
 		return EXIT_RUNTIME;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
 	if (stat(path, &st) < 0 || (uint64_t)st.st_size != pd->be.size) {
 		log_err("stat %s: the new mount does not answer: %m", path);
+		pd_mount_undo(pd);
 		return EXIT_MOUNT;
 	}
 	return 0;
@@ -469,7 +583,7 @@ int main(int argc, char **argv)
 	};
 	static struct pd pdata;
 	struct pd *pd = &pdata;
-	bool foreground = false, dump = false;
+	bool foreground = false, dump = false, have_syslog = true;
 	char err[1024], *mp = NULL, *cli_opts = NULL;
 	int c, ret, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
@@ -586,8 +700,13 @@ int main(int argc, char **argv)
 		}
 		close(ready_pipe[0]);
 		setsid();
-		log_init("plugdisk", true, LOG_LVL_INFO);
+		/* Without a syslog socket (a container, a minimal machine) syslog() drops every
+		 * message: log to stderr instead, and keep stderr open. */
+		have_syslog = access("/dev/log", F_OK) == 0;
+		log_init("plugdisk", have_syslog, LOG_LVL_INFO);
 		log_also_stderr(true);
+		if (!have_syslog)
+			log_warn("no syslog socket at /dev/log: logging to stderr");
 	} else {
 		log_init("plugdisk", false, LOG_LVL_INFO);
 	}
@@ -643,11 +762,13 @@ int main(int argc, char **argv)
 			/* the parent is gone; carry on */
 		}
 		close(ready_pipe[1]);
-		log_also_stderr(false);
+		if (have_syslog)
+			log_also_stderr(false);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
+			if (have_syslog)
+				dup2(fd, STDERR_FILENO);
 			if (fd > STDERR_FILENO)
 				close(fd);
 		}
