@@ -8,9 +8,12 @@
  * medians below are set that much under 1/IOPS (for p99 = 3 x median, sigma = ln 3 / 2.326
  * and the factor is 1.118). Where a datasheet gives no tail, the tail is an assumption and
  * says so. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "conf/key.h"
 #include "conf/profile.h"
 
 /* Seagate Barracuda 7200.14 (ST2000DM001) product manual: 7200 rpm; average read seek
@@ -181,6 +184,67 @@ void conf_profile_names(char *buf, size_t len)
 		n += (size_t)w;
 	}
 }
+
+/* --- the key: profile = "NAME" at the file's top level, or --profile NAME --------------- */
+
+/* Applied first (CONF_FIRST): the profile's keys go in as presets, which any key the user
+ * sets overrides, wherever it stands. */
+static int profile_parse(struct conf_load *ld, const struct conf_key *k, const char *text,
+			 struct conf_why *why)
+{
+	char **slot = conf_value(ld, k), *copy;
+	const struct conf_profile *p = NULL;
+	char known[512];
+
+	if (*text && !(p = conf_profile_find(text))) {
+		conf_profile_names(known, sizeof(known));
+		return conf_whyf(why, "unknown profile \"%s\" (known: %s)", text, known);
+	}
+	copy = strdup(p ? p->name : "");
+	if (!copy)
+		return -ENOMEM;
+	free(*slot);
+	*slot = copy;
+	for (const char *const *kv = p ? p->keys : NULL; kv && *kv; kv++) {
+		int ret = conf_preset(ld, "profile", p->name, *kv);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void profile_print(const struct pd_config *c, const struct conf_key *k, FILE *f)
+{
+	(void)k;
+	fprintf(f, "\"%s\"", c->profile ? c->profile : "");
+}
+
+static void profile_release(struct pd_config *c, const struct conf_key *k)
+{
+	(void)k;
+	free(c->profile);
+	c->profile = NULL;
+}
+
+static const struct conf_custom profile_custom = {
+	.parse = profile_parse,
+	.print = profile_print,
+	.release = profile_release,
+	.expected = "a string",
+};
+
+static const struct conf_key profile_keys[] = {
+	CONF_CUSTOM_KEY("profile", profile, profile_custom, CONF_FIRST,
+			"device profile whose keys apply under yours (--list-profiles); \"\" = none"),
+};
+
+static void profile_defaults(struct pd_config *c)
+{
+	c->profile = strdup("");
+}
+
+const struct conf_table conf_profile_table = CONF_TABLE(profile_keys, profile_defaults, NULL);
 
 void conf_profile_list(void *FILE_stream)
 {

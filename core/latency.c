@@ -6,11 +6,11 @@
 #include "core/clock.h"
 #include "core/latency.h"
 
-const char *const lat_dist_name[LAT_DIST_NR] = {
-	"constant", "uniform", "normal", "lognormal", "pareto",
+const char *const lat_dist_name[LAT_DIST_NR + 1] = {
+	"constant", "uniform", "normal", "lognormal", "pareto", NULL,
 };
-const char *const lat_tail_name[LAT_TAIL_NR] = { "p99", "p99.9" };
-const char *const ctrl_reorder_name[2] = { "fifo", "sptf" };
+const char *const lat_tail_name[LAT_TAIL_NR + 1] = { "p99", "p99.9", NULL };
+const char *const ctrl_reorder_name[3] = { "fifo", "sptf", NULL };
 
 /* --- the generator: xoshiro256** seeded through splitmix64 ------------------------------ */
 

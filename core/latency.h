@@ -45,10 +45,11 @@ enum lat_tail {
 	LAT_TAIL_NR,
 };
 
-/* Names as the config spells them: "constant", ...; "p99", "p99.9"; "fifo", "sptf". */
-extern const char *const lat_dist_name[LAT_DIST_NR];
-extern const char *const lat_tail_name[LAT_TAIL_NR];
-extern const char *const ctrl_reorder_name[2];
+/* Names as the config spells them: "constant", ...; "p99", "p99.9"; "fifo", "sptf".
+ * NULL-terminated, as conf/'s enum keys take them. */
+extern const char *const lat_dist_name[LAT_DIST_NR + 1];
+extern const char *const lat_tail_name[LAT_TAIL_NR + 1];
+extern const char *const ctrl_reorder_name[3];
 
 /* Zones of the seek model's media rate. */
 #define LAT_ZONES 16

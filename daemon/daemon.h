@@ -39,8 +39,8 @@ struct pd_parked;
 struct pd {
 	struct pd_config cfg;		/* settings in force; main thread only after start */
 	const char *config_file;	/* -c, or NULL */
-	char **sets;			/* --set KEY=VALUE, re-applied on reload */
-	size_t nsets;
+	struct conf_arg *args;		/* -i, -s, -o, --set: re-applied on reload */
+	size_t nargs;
 	const char *mountpoint;
 
 	struct backend be;

@@ -112,7 +112,7 @@ static void pd_reload(struct pd *pd)
 	int ret;
 
 	sd_notify(0, "RELOADING=1");
-	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &nc, err, sizeof(err));
+	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &nc, err, sizeof(err));
 	if (ret) {
 		log_err("reload refused, old settings stay: %s", err);
 		notify_status(pd, "READY=1\n");
@@ -420,13 +420,17 @@ static int check_mountpoint(const char *arg, char **out)
 	char *real;
 
 	if (stat(arg, &st) < 0 && errno == ENOTCONN) {
-		char abs[PATH_MAX];
+		char abs[PATH_MAX], cwd[PATH_MAX];
+		int n = -1;
 
+		/* Without the working directory there is no absolute path to look up: leave
+		 * the mount alone, and the stat below reports it. */
 		if (arg[0] == '/')
-			snprintf(abs, sizeof(abs), "%s", arg);
-		else if (getcwd(abs, sizeof(abs)))
-			snprintf(abs + strlen(abs), sizeof(abs) - strlen(abs), "/%s", arg);
-		clear_dead_mount(abs);
+			n = snprintf(abs, sizeof(abs), "%s", arg);
+		else if (getcwd(cwd, sizeof(cwd)))
+			n = snprintf(abs, sizeof(abs), "%s/%s", cwd, arg);
+		if (n >= 0 && (size_t)n < sizeof(abs))
+			clear_dead_mount(abs);
 	}
 	if (stat(arg, &st) < 0) {
 		fprintf(stderr, "plugdisk: mountpoint %s: %s\n", arg, strerror(errno));
@@ -547,21 +551,38 @@ static int pd_mount(struct pd *pd)
 
 enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
 
-static int add_set(struct pd *pd, const char *key, const char *value)
-{
-	size_t n = strlen(key) + strlen(value) + 2;
-	char *s = malloc(n);
-	char **v = realloc(pd->sets, (pd->nsets + 1) * sizeof(*v));
+/* The options that set a configuration key. A message about the value names the option as
+ * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
+static const struct key_opt {
+	int val;		/* getopt_long's value */
+	const char *shortopt;	/* "-s", or NULL */
+	const char *longopt;	/* "--size" */
+	const char *key;	/* NULL: the argument is KEY=VALUE */
+} key_opts[] = {
+	{ 'i', "-i", "--image", "disk.image" },
+	{ 's', "-s", "--size", "disk.size" },
+	{ 'o', "-o", "--options", "mount.options" },
+	{ OPT_SET, NULL, "--set", NULL },
+	{ OPT_PROFILE, NULL, "--profile", "profile" },
+};
 
-	if (!s || !v) {
-		free(s);
-		if (v)
-			pd->sets = v;
+static const struct key_opt *key_opt_find(int val)
+{
+	for (size_t i = 0; i < sizeof(key_opts) / sizeof(key_opts[0]); i++)
+		if (key_opts[i].val == val)
+			return &key_opts[i];
+	return NULL;
+}
+
+/* Append a command-line setting; @arg points into argv and lives as long as the process. */
+static int add_arg(struct pd *pd, const char *opt, const char *key, const char *arg)
+{
+	struct conf_arg *v = realloc(pd->args, (pd->nargs + 1) * sizeof(*v));
+
+	if (!v)
 		return -ENOMEM;
-	}
-	snprintf(s, n, "%s%s", key, value);
-	pd->sets = v;
-	pd->sets[pd->nsets++] = s;
+	pd->args = v;
+	pd->args[pd->nargs++] = (struct conf_arg){ .opt = opt, .key = key, .arg = arg };
 	return 0;
 }
 
@@ -584,8 +605,9 @@ int main(int argc, char **argv)
 	static struct pd pdata;
 	struct pd *pd = &pdata;
 	bool foreground = false, dump = false, have_syslog = true;
-	char err[1024], *mp = NULL, *cli_opts = NULL;
-	int c, ret, ready_pipe[2] = { -1, -1 };
+	char err[1024], *mp = NULL;
+	struct conf_arg cli_opts = { 0 };
+	int c, ret, longindex, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
@@ -593,31 +615,35 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
 
-	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, NULL)) != -1) {
+	/* getopt_long sets longindex for a long option only */
+	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
+	       -1) {
+		const struct key_opt *ko = key_opt_find(c);
+
+		if (ko) {
+			/* the option as the user spelled it */
+			const char *typed = longindex >= 0 || !ko->shortopt ? ko->longopt
+									    : ko->shortopt;
+
+			if (c == 'o') {
+				/* applied after every --set, whatever the order: -o wins */
+				cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key,
+							      .arg = optarg };
+			} else if (add_arg(pd, typed, ko->key, optarg)) {
+				fprintf(stderr, "plugdisk: out of memory\n");
+				return EXIT_RUNTIME;
+			}
+			continue;
+		}
 		switch (c) {
 		case 'c':
 			pd->config_file = optarg;
 			break;
-		case 'i':
-			ret = add_set(pd, "disk.image=", optarg);
-			break;
-		case 's':
-			ret = add_set(pd, "disk.size=", optarg);
-			break;
 		case 'f':
 			foreground = true;
 			break;
-		case 'o':
-			cli_opts = optarg;
-			break;
-		case OPT_SET:
-			ret = add_set(pd, "", optarg);
-			break;
 		case OPT_DUMP:
 			dump = true;
-			break;
-		case OPT_PROFILE:
-			ret = add_set(pd, "profile=", optarg);
 			break;
 		case OPT_LIST_PROFILES:
 			conf_profile_list(stdout);
@@ -633,10 +659,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (cli_opts && add_set(pd, "mount.options=", cli_opts))
+	if (cli_opts.arg && add_arg(pd, cli_opts.opt, cli_opts.key, cli_opts.arg)) {
+		fprintf(stderr, "plugdisk: out of memory\n");
 		return EXIT_RUNTIME;
+	}
 
-	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &pd->cfg, err, sizeof(err));
+	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &pd->cfg, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk: %s\n", err);
 		return EXIT_USAGE;
@@ -792,6 +820,7 @@ int main(int argc, char **argv)
 	}
 	ret = pd_shutdown(pd, &sigs);
 	conf_free(&pd->cfg);
+	free(pd->args);
 	return ret;
 
 fail:

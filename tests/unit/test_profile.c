@@ -148,9 +148,19 @@ START_TEST(test_unknown_profile_names_the_known)
 	conf_profile_names(names, sizeof(names));
 	snprintf(want, sizeof(want), "2: profile: unknown profile \"hdd\" (known: %s)", names);
 	load_bad("\nprofile = \"hdd\";\n", NULL, 0, want);
-	snprintf(want, sizeof(want), "--profile ssd: profile: unknown profile \"ssd\" (known: %s)",
+	snprintf(want, sizeof(want), "--set profile=ssd: profile: unknown profile \"ssd\" (known: %s)",
 		 names);
 	load_bad(NULL, (char *[]){ S("profile=ssd") }, 1, want);
+	/* as the daemon passes --profile NAME */
+	{
+		struct conf_arg a = { .opt = "--profile", .key = "profile", .arg = "ssd" };
+		struct pd_config c;
+
+		ck_assert_int_eq(conf_load_args(NULL, &a, 1, &c, err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want),
+			 "--profile ssd: profile: unknown profile \"ssd\" (known: %s)", names);
+		ck_assert_str_eq(err, want);
+	}
 	load_bad("profile = 3;\n", NULL, 0, "1: profile: expected a string, got an integer");
 }
 END_TEST
