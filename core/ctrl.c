@@ -153,8 +153,12 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 				: start;
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
-	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + (rq->deadline_ns - start))
-		rq->deadline_ns = c->last_deadline_ns + (rq->deadline_ns - start);
+	if (rq->op == BIO_OP_FLUSH) {
+		uint64_t svc = rq->deadline_ns - start;
+
+		if (rq->deadline_ns < c->last_deadline_ns + svc)
+			rq->deadline_ns = c->last_deadline_ns + svc;
+	}
 	/* The user sees the service time plus what the path itself costs after the deadline:
 	 * end the service that much early, up to half of it, so that what they see is the
 	 * service time. */
