@@ -6,7 +6,8 @@
  * Connections. One libnbd handle per connection, each with its own event-loop thread that
  * polls the handle's socket and an eventfd, and drives libnbd with nbd_aio_notify_read/write.
  * More than one connection only where the server advertises multi-conn (then a flush on any
- * connection covers the writes completed on all of them); controller.connections caps them.
+ * connection covers the writes completed on all of them); controller.connections sets how
+ * many, by default one per two online CPUs up to 4 (nb_default_connections()).
  *
  * Commands. backend exec (an I/O stage, core/io.h) runs in whatever thread the controller
  * dispatches from: it turns the request into one or more NBD commands (a request above the
@@ -727,6 +728,24 @@ static int nbd_sync(struct backend *be)
 	return ret;
 }
 
+/* Connections when controller.connections is 0: one per two online CPUs, at least one, at
+ * most BACKEND_DEFAULT_CONNECTIONS. Each connection's loop thread wakes once per reply or
+ * so, and the replies spread over the connections: on a small machine more connections than
+ * CPUs to run their loops mean fewer replies per wake-up, more context switches per command
+ * and less I/O. (Measured on 2 CPUs against nbdkit file on a Unix socket, 4 KiB at QD32
+ * through a loop device: one connection did 1.5x the random reads and 2x the random writes of
+ * four, and no worse on dd 1 MiB.) */
+static unsigned int nb_default_connections(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (cpus < 2)
+		return 1;
+	if (cpus / 2 >= BACKEND_DEFAULT_CONNECTIONS)
+		return BACKEND_DEFAULT_CONNECTIONS;
+	return (unsigned int)(cpus / 2);
+}
+
 static void nb_free(struct nbd_be *nb)
 {
 	for (unsigned int i = 0; i < nb->nconns; i++) {
@@ -864,7 +883,7 @@ int backend_nbd_open(struct backend *be, const char *uri, const struct backend_p
 		ret = -ENOTSUP;
 		goto fail_nb;
 	}
-	want = p->connections ? p->connections : BACKEND_DEFAULT_CONNECTIONS;
+	want = p->connections ? p->connections : nb_default_connections();
 	nb->conns = calloc(want, sizeof(*nb->conns));
 	if (!nb->conns) {
 		snprintf(err, errlen, "out of memory");
