@@ -45,11 +45,13 @@ enum key_type {
 	KT_U64,
 	KT_SIZE,
 	KT_STRING,
+	KT_ENUM,	/* a string naming one of names[]; stored as its index in a u32 */
 };
 
 enum {
 	KF_ZERO_OK = 1 << 0,	/* 0 is allowed besides min..max (0 = unlimited) */
 	KF_NAME_CHARS = 1 << 1,	/* string of [A-Za-z0-9._-] only */
+	KF_POW2 = 1 << 2,	/* a power of two */
 };
 
 struct conf_key {
@@ -61,11 +63,17 @@ struct conf_key {
 	uint64_t align;		/* numbers: must be a multiple of this (0 = any) */
 	unsigned flags;
 	const char *help;	/* one line: meaning and unit, for conf_print */
+	const char *const *names;	/* KT_ENUM: the NULL-terminated words, by value */
 };
 
 #define KEY(nm, ty, field, mn, mx, al, fl, hlp)                                                   \
 	{ nm, ty, offsetof(struct pd_config, field), sizeof(((struct pd_config *)0)->field), mn,  \
-	  mx, al, fl, hlp }
+	  mx, al, fl, hlp, NULL }
+
+/* A key whose value is one of the words of @nms (NULL-terminated, indexed by value). */
+#define KEYE(nm, field, nms, hlp)                                                                 \
+	{ nm, KT_ENUM, offsetof(struct pd_config, field),                                         \
+	  sizeof(((struct pd_config *)0)->field), 0, 0, 0, 0, hlp, nms }
 
 #define KiB (1ull << 10)
 #define MiB (1ull << 20)
@@ -127,11 +135,27 @@ static const struct conf_key conf_keys[] = {
 	    "service time of a write, 0 = latency_us"),
 	KEY("controller.flush_latency_us", KT_U64, ctrl.flush_latency_us, 0, MAX_LATENCY_US, 0, 0,
 	    "service time of a flush, 0 = latency_us"),
+	KEYE("cache.mode", cache.mode, cache_mode_names,
+	     "none: write-through; writeback: a volatile write cache that a power cut drops"),
+	KEY("cache.size", KT_SIZE, cache.size, 16 * MiB, 64 * GiB, 512, 0,
+	    "bytes of unflushed writes the cache holds before writers wait"),
+	KEY("cache.destage_delay_ms", KT_U32, cache.destage_delay_ms, 0, 3600000, 0, 0,
+	    "least time a write stays in the cache before the background destages it"),
+	KEY("cache.destage_rate", KT_SIZE, cache.destage_rate, 4 * KiB, TiB, 0, KF_ZERO_OK,
+	    "bytes/s the background destages at, 0 = unlimited"),
+	KEYE("cache.flush", cache.flush, cache_flush_names,
+	     "honour: a flush makes its writes durable; ignore: flushes lie"),
+	KEY("cache.atomic_write", KT_U32, cache.atomic_write, 512, 16384, 0, KF_POW2,
+	    "bytes a write is all-or-nothing in at a power cut: 512, 1024 .. 16384"),
+	KEYE("cache.powercut", cache.powercut, cache_cut_names,
+	     "what a power cut keeps: drop, prefix, subset or tear"),
+	KEY("cache.seed", KT_U64, cache.seed, 0, UINT64_MAX, 0, 0,
+	    "seed of the destage order and of power cuts, 0 = from the clock (logged)"),
 };
 
 #define NKEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
 
-static const char *const conf_groups[] = { "disk", "mount", "queue", "controller" };
+static const char *const conf_groups[] = { "disk", "mount", "queue", "controller", "cache" };
 #define NGROUPS (sizeof(conf_groups) / sizeof(conf_groups[0]))
 
 /* Where a key got its value: a file line, a --set argument, or neither (default). */
@@ -326,6 +350,10 @@ static int num_check(const struct conf_key *k, uint64_t v, char *why, size_t len
 				 num_str(k, v, g, sizeof(g)));
 		return -EINVAL;
 	}
+	if ((k->flags & KF_POW2) && (v & (v - 1))) {
+		snprintf(why, len, "must be a power of two (got %" PRIu64 ")", v);
+		return -EINVAL;
+	}
 	if (k->align && v % k->align) {
 		snprintf(why, len, "must be a multiple of %" PRIu64 " (got %" PRIu64 ")", k->align, v);
 		return -EINVAL;
@@ -396,6 +424,27 @@ static void set_bool(struct load_ctx *ctx, const struct conf_key *k, const struc
 {
 	*(bool *)field(ctx->c, k) = b;
 	ctx->origin[key_index(k)] = *o;
+}
+
+/* One of the key's words. */
+static int set_enum(struct load_ctx *ctx, const struct conf_key *k, const struct origin *o,
+		    const char *s)
+{
+	char list[256] = "";
+	size_t used = 0;
+
+	for (uint32_t i = 0; k->names[i]; i++) {
+		if (!strcmp(k->names[i], s)) {
+			*(uint32_t *)field(ctx->c, k) = i;
+			ctx->origin[key_index(k)] = *o;
+			return 0;
+		}
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 k->names[i]);
+		if (used >= sizeof(list))
+			used = sizeof(list) - 1;
+	}
+	return key_err(ctx, o, k->name, -EINVAL, "must be one of %s (got \"%s\")", list, s);
 }
 
 /* A size string: "1G", "4096". */
@@ -619,6 +668,7 @@ static const char *expected(enum key_type t)
 	case KT_U64: return "an integer";
 	case KT_SIZE: return "an integer or a size string such as \"1G\"";
 	case KT_STRING: return "a string";
+	case KT_ENUM: return "a string";
 	}
 	return "?";
 }
@@ -676,6 +726,11 @@ static int load_setting(struct load_ctx *ctx, const config_setting_t *s, const c
 			goto wrong_type;
 		return set_str(ctx, k, &o, config_setting_get_string(s));
 	}
+	if (k->type == KT_ENUM) {
+		if (type != CONFIG_TYPE_STRING)
+			goto wrong_type;
+		return set_enum(ctx, k, &o, config_setting_get_string(s));
+	}
 	if (k->type == KT_SIZE && type == CONFIG_TYPE_STRING)
 		return set_size_str(ctx, k, &o, config_setting_get_string(s));
 	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
@@ -719,7 +774,7 @@ static int load_group(struct load_ctx *ctx, const config_setting_t *g)
 			return ret;
 		if (!known)
 			return key_err(ctx, &o, gname, -EINVAL,
-				       "unknown key (groups are disk, mount, queue, controller)");
+				       "unknown key (groups are disk, mount, queue, controller, cache)");
 		return key_err(ctx, &o, gname, -EINVAL, "expected a group { ... }, got %s",
 			       type_name(config_setting_type(g)));
 	}
@@ -884,6 +939,8 @@ static int apply_set(struct load_ctx *ctx, const char *set)
 	}
 	case KT_STRING:
 		return set_str(ctx, k, &o, val);
+	case KT_ENUM:
+		return set_enum(ctx, k, &o, val);
 	case KT_SIZE:
 		return set_size_str(ctx, k, &o, val);
 	case KT_U32:
@@ -936,7 +993,9 @@ static int check_not_above(struct load_ctx *ctx, const char *a, const char *b)
 
 static int validate(struct load_ctx *ctx)
 {
-	/* The unplug threshold could never be reached: the submitter waits at nr_requests */
+	/* The unplug threshold could never be reached: the submitter waits at nr_requests.
+	 * (cache.size needs no rule: its minimum is queue.max_request_size's maximum, so the
+	 * largest request always fits in the write cache.) */
 	return check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
 }
 
@@ -954,6 +1013,7 @@ void conf_defaults(struct pd_config *c)
 	c->mount_threads = CONF_DEFAULT_THREADS;
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
+	cache_params_default(&c->cache);
 }
 
 void conf_free(struct pd_config *c)
@@ -1050,6 +1110,9 @@ void conf_print(const struct pd_config *c, void *FILE_stream)
 			break;
 		case KT_STRING:
 			print_string(f, *(char *const *)p ? *(char *const *)p : "");
+			break;
+		case KT_ENUM:
+			print_string(f, k->names[*(const uint32_t *)p]);
 			break;
 		case KT_SIZE: {
 			char buf[32];
