@@ -457,8 +457,10 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 /* A cut from inside the data path or the tick. c->lock held. */
 static void cut_now_locked(struct cache *c, const char *why)
 {
+	int mode = c->arm.has_mode ? (int)c->arm.mode : -1;
+
 	c->powered = false;
-	cut_finish(c, -1, splitmix64(&c->cut_rng), why);
+	cut_finish(c, mode, splitmix64(&c->cut_rng), why);
 }
 
 /* Does an armed cut fire at this op? c->lock held. */
@@ -879,8 +881,10 @@ int cache_poweron(struct cache *c)
 
 int cache_arm(struct cache *c, const struct cache_arm *a)
 {
-	struct cache_arm n = { .kind = a->kind };
+	struct cache_arm n = { .kind = a->kind, .has_mode = a->has_mode, .mode = a->mode };
 
+	if (a->has_mode && a->mode >= CACHE_CUT_NR)
+		return -EINVAL;
 	switch (a->kind) {
 	case CACHE_ARM_NONE:
 		break;
@@ -901,6 +905,7 @@ int cache_arm(struct cache *c, const struct cache_arm *a)
 		pthread_mutex_unlock(&c->lock);
 		s = n.seed;
 		n.n = 1 + splitmix64(&s) % a->n;
+		n.range = a->n;
 		break;
 	}
 	case CACHE_ARM_TIME:
@@ -936,6 +941,7 @@ void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *a
 	st->dirty_bytes = c->dirty;
 	st->dirty_writes = c->nr_dirty;
 	st->size = c->p.size;
+	st->p = c->p;
 	st->epoch = c->epoch;
 	st->durable_epoch = c->durable_epoch;
 	if (arm)

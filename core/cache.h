@@ -62,9 +62,12 @@ enum cache_arm_kind {
 struct cache_arm {
 	enum cache_arm_kind kind;
 	uint64_t n;		/* FLUSH, WRITE: the count; RANDOM: the drawn op number */
+	uint64_t range;		/* RANDOM: the op is drawn from 1..range */
 	uint64_t after_flush;	/* WRITE: count writes after this many flushes (0: from now) */
 	uint64_t at_ns;		/* TIME */
 	uint64_t seed;		/* RANDOM: the seed the op was drawn from */
+	bool has_mode;		/* cut by @mode, else by cache.powercut */
+	uint32_t mode;		/* enum cache_cut */
 	uint64_t flushes, writes;	/* seen since arming (writes: since after_flush flushes) */
 };
 
@@ -79,6 +82,7 @@ struct cache_stats {
 	uint64_t powercuts;
 	uint64_t last_cut_pending, last_cut_dropped;	/* bytes at the last cut */
 	uint64_t last_cut_seed;
+	struct cache_params p;	/* the parameters in force */
 };
 
 struct cache_write;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "daemon/cache_ctl.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 
@@ -115,6 +116,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
 	  ctl_queue },
 	{ "thaw", "thaw: end a freeze", ctl_queue },
+	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut },
+	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron },
 	{ "help", "help: list the commands", ctl_help },
 };
 
@@ -129,6 +132,7 @@ static void ctl_show_queue(struct pd *pd, struct ctl_out *out)
 
 static const ctl_show_fn ctl_shows[] = {
 	ctl_show_queue,
+	pd_cache_ctl_show,
 };
 
 static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out)

@@ -11,6 +11,7 @@
 
 #include "conf/config.h"
 #include "core/backend.h"
+#include "core/cache.h"
 #include "core/ctrl.h"
 #include "core/queue.h"
 #include "core/timer.h"
@@ -46,6 +47,8 @@ struct pd {
 	struct timer timer;
 	struct ctrl ctrl;
 	struct queue q;
+	struct cache cache;		/* the write cache, when cache_on (daemon/cache_ctl.c) */
+	bool cache_on;			/* cache.mode = writeback; read-only after start */
 
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
 
 static void usage(FILE *f)
@@ -124,6 +125,7 @@ static void pd_reload(struct pd *pd)
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;
+	pd_cache_reload(pd, &nc);
 	conf_free(&nc);
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
 	notify_status(pd, "READY=1\n");
@@ -235,6 +237,8 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
 	pd_fuse_trim_buffers(pd, false);
+	/* The write cache goes to the image before the last sync. */
+	pd_cache_stop(pd);
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
 	fuse_session_unmount(pd->se);
@@ -602,9 +606,16 @@ int main(int argc, char **argv)
 	pd->quit_pipe[0] = pd->quit_pipe[1] = -1;
 
 	ret = timer_init(&pd->timer, true);
-	if (!ret)
-		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, backend_exec, &pd->be,
-				(int64_t)clock_now_ns());
+	if (!ret) {
+		/* The controller's stage: the backend, or the write cache in front of it. */
+		io_exec_fn exec = backend_exec;
+		void *exec_arg = &pd->be;
+
+		ret = pd_cache_start(pd, &exec, &exec_arg);
+		if (!ret)
+			ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, exec, exec_arg,
+					(int64_t)clock_now_ns());
+	}
 	if (!ret)
 		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
 	if (ret) {
