@@ -4,6 +4,7 @@
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
+#include <fuse_lowlevel.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,8 +288,15 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 		ctl_printf(out, "poweron takes no arguments\n");
 		return -EINVAL;
 	}
-	if (cache_poweron(&pd->cache) == -EALREADY)
+	if (cache_poweron(&pd->cache) == -EALREADY) {
 		ctl_printf(out, "the power is already on\n");
+		return 0;
+	}
+	/* The kernel may still cache pages of the disk from before the cut, which the disk may
+	 * no longer hold: drop them, so that readers see what the disk came back with. */
+	ret = fuse_lowlevel_notify_inval_inode(pd->se, INO_DISK, 0, 0);
+	if (ret && ret != -ENOENT)
+		log_warn("poweron: fuse_lowlevel_notify_inval_inode: %s", strerror(-ret));
 	return 0;
 }
 
