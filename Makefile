@@ -55,7 +55,7 @@ CHECK_LIBS = $(call pc_libs,check)
 $(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak format
+.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format
 
 all: $(B)/plugdisk
 
@@ -72,7 +72,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
-	coreutils groff-base man-db jq
+	coreutils groff-base man-db jq sqlite3
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
