@@ -55,6 +55,7 @@ struct sample {
 	uint64_t plugs, unplug_idle, unplug_threshold, unplug_size, unplug_timer, unplug_flush;
 	uint64_t queue_stops, queue_stops_slots, queue_stops_budget, depletion_waits;
 	uint64_t io_ticks_us, time_in_queue_us;
+	uint64_t cache_size_bytes, cache_dirty_bytes, cache_powered, cache_destaged_bytes;
 	struct op_sample op[T_NR];
 };
 
@@ -87,6 +88,8 @@ static const struct field sample_fields[] = {
 	SF(unplug_size, false), SF(unplug_timer, false), SF(unplug_flush, false),
 	SF(queue_stops, false), SF(queue_stops_slots, false), SF(queue_stops_budget, false),
 	SF(depletion_waits, false), SF(io_ticks_us, false), SF(time_in_queue_us, false),
+	SF(cache_size_bytes, false), SF(cache_dirty_bytes, false), SF(cache_powered, false),
+	SF(cache_destaged_bytes, false),
 };
 #define NR_SAMPLE_FIELDS (sizeof(sample_fields) / sizeof(sample_fields[0]))
 
@@ -480,6 +483,20 @@ static void print_report(FILE *f, const struct top *t, const struct sample *a,
 	    TOP_BAR_WIDTH);
 	fprintf(f, "queue    %s %4" PRIu64 "/%-4s queued / nr_requests, %s%s", b2,
 		b->queued_requests, q, qb, eol);
+	if (b->cache_size_bytes) {
+		char dirty[24], csize[24], rate[24] = "";
+
+		human_bytes(dirty, sizeof(dirty), (double)b->cache_dirty_bytes);
+		human_bytes(csize, sizeof(csize), (double)b->cache_size_bytes);
+		if (a && b->t > a->t && b->cache_destaged_bytes >= a->cache_destaged_bytes)
+			human_bytes(rate, sizeof(rate), (double)(b->cache_destaged_bytes -
+								 a->cache_destaged_bytes) /
+								(b->t - a->t));
+		bar(b2, sizeof(b2), ratio((double)b->cache_dirty_bytes, (double)b->cache_size_bytes),
+		    TOP_BAR_WIDTH);
+		fprintf(f, "cache    %s %s / %s dirty, destaging %s/s, power %s%s", b2, dirty, csize,
+			rate[0] ? rate : "-", b->cache_powered ? "on" : "OFF (powercut)", eol);
+	}
 
 	for (int dir = 0; dir < DIR_NR; dir++) {
 		char lv[24], cap[24], lim[24];

@@ -17,6 +17,8 @@ dd if="$T/b" of="$MNT/disk" bs=64K seek=16 oflag=direct conv=notrunc status=none
 assert_eq "$(stat_get cache_mode)" writeback "cache_mode"
 assert_eq "$(stat_get cache_dirty_bytes)" $((1 << 20)) "dirty bytes before the cut"
 assert_gt "$(stat_get cache_flushes)" 0 "cache_flushes after fsync"
+"$PLUGDISK" top "$MNT" --once | grep -q "^cache .*1.00 MiB / 64.0 MiB dirty.*power on" ||
+	fail "top does not show the dirty level"
 # Reads see the cache.
 cmp -s <(dd if="$MNT/disk" bs=64K skip=16 count=16 iflag=direct status=none) "$T/b" ||
 	fail "a read does not see the cached write"
@@ -36,6 +38,7 @@ dd if="$T/a" of="$MNT/disk" bs=4K count=1 oflag=direct conv=notrunc status=none 
 assert_eq "$(stat_get cache_powercuts)" 1 "cache_powercuts"
 assert_eq "$(stat_get cache_last_cut_dropped_bytes)" $((1 << 20)) "bytes dropped"
 assert_eq "$(stat_get cache_powered)" 0 "cache_powered after the cut"
+"$PLUGDISK" top "$MNT" --once | grep -q "^cache .*power OFF" || fail "top does not show the cut"
 
 echo poweron >"$MNT/control" || fail "poweron command failed"
 grep -qx poweron "$MNT/control" || fail "the control listing does not say poweron"

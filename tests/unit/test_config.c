@@ -222,11 +222,46 @@ END_TEST
 START_TEST(test_unknown_group_and_top_level_scalar)
 {
 	expect_file_error("\nqueu = { nomerges = 1; };\n",
-			  "2: queu: unknown key (groups are disk, mount, queue, controller)");
+			  "2: queu: unknown key (groups are disk, mount, queue, controller, cache)");
 	expect_file_error("nomerges = 1;\n",
-			  "1: nomerges: unknown key (groups are disk, mount, queue, controller)");
+			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, cache)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
+}
+END_TEST
+
+/* cache.*: words, a power of two, sizes; each refusal names the key and the place. */
+START_TEST(test_cache_keys)
+{
+	struct pd_config c;
+	const char *path;
+	char *sets[] = { (char *)"cache.flush=ignore", (char *)"cache.atomic_write=16384" };
+
+	ck_assert_int_eq(load_text("cache = {\n mode = \"writeback\";\n powercut = \"tear\";\n"
+				   " size = \"32M\"; destage_rate = 0; };\n",
+				   sets, 2, &c, &path), 0);
+	ck_assert_uint_eq(c.cache.mode, CACHE_MODE_WRITEBACK);
+	ck_assert_uint_eq(c.cache.powercut, CACHE_CUT_TEAR);
+	ck_assert_uint_eq(c.cache.flush, CACHE_FLUSH_IGNORE);
+	ck_assert_uint_eq(c.cache.atomic_write, 16384);
+	ck_assert_uint_eq(c.cache.size, 32ull << 20);
+	ck_assert_uint_eq(c.cache.destage_rate, 0);
+	conf_free(&c);
+	expect_file_error("cache = {\n\n mode = \"wb\"; };\n",
+			  "3: cache.mode: must be one of none, writeback (got \"wb\")");
+	expect_file_error("cache = { powercut = 2; };\n",
+			  "1: cache.powercut: expected a string, got an integer");
+	expect_set_error("cache.atomic_write=4000",
+			 "--set cache.atomic_write=4000: cache.atomic_write: must be a power of two "
+			 "(got 4000)");
+	expect_set_error("cache.atomic_write=32768",
+			 "--set cache.atomic_write=32768: cache.atomic_write: must be between 512 and "
+			 "16384 (got 32768)");
+	expect_set_error("cache.size=1M",
+			 "--set cache.size=1M: cache.size: must be between 16M and 64G (got 1M)");
+	expect_set_error("cache.flush=sometimes",
+			 "--set cache.flush=sometimes: cache.flush: must be one of honour, ignore "
+			 "(got \"sometimes\")");
 }
 END_TEST
 
@@ -542,6 +577,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file_is_errno);
 	tcase_add_test(tc, test_error_leaves_out_untouched);
 	tcase_add_test(tc, test_print_round_trip);
+	tcase_add_test(tc, test_cache_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
