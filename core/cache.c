@@ -349,6 +349,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)c->p.powercut;
+	c->cutting = true;
 	pthread_cond_broadcast(&c->cond); /* flushes and full-cache writers fail now */
 	while (c->destaging)
 		pthread_cond_wait(&c->cond, &c->lock);
@@ -451,6 +452,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		 " bytes lost; epochs up to %" PRIu64 " were durable%s",
 		 why, cache_cut_names[mode], seed, n, pending, nkept, ntorn, ndropped,
 		 pending - kept_bytes, c->durable_epoch, ret ? "; writing kept data failed" : "");
+	c->cutting = false;
 	pthread_cond_broadcast(&c->cond);
 }
 
@@ -853,6 +855,9 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 {
 	pthread_mutex_lock(&c->lock);
 	if (!c->powered) {
+		/* Another cut (armed, or a second command): answer once the disk is down. */
+		while (c->cutting)
+			pthread_cond_wait(&c->cond, &c->lock);
 		pthread_mutex_unlock(&c->lock);
 		return -EALREADY;
 	}
@@ -867,6 +872,8 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 int cache_poweron(struct cache *c)
 {
 	pthread_mutex_lock(&c->lock);
+	while (c->cutting) /* the cut's kept data goes down before anything new */
+		pthread_cond_wait(&c->cond, &c->lock);
 	if (c->powered) {
 		pthread_mutex_unlock(&c->lock);
 		return -EALREADY;

@@ -105,6 +105,7 @@ struct cache {
 	uint64_t epoch;			/* lock: the current (open) flush epoch */
 	uint64_t durable_epoch;		/* lock: every epoch up to it is on the image */
 	bool powered;			/* lock */
+	bool cutting;			/* lock: a cut is writing what it keeps (off the lock) */
 	uint64_t destage_rng;		/* lock: the order of background destaging */
 	uint64_t cut_rng;		/* lock: seeds of cuts that name none */
 	uint64_t next_destage_ns;	/* lock: the destage rate's next start */

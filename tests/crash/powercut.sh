@@ -70,6 +70,14 @@ random_cache() {
 
 ctl() { echo "$*" >"$MNT/control" || fail "cycle $cycle: control '$*' failed"; }
 powered() { awk '$1 == "cache_powered" {print $2}' "$MNT/stats"; }
+# count_cut: add what the cut dropped to the totals.
+count_cut() {
+	local d
+	d=$(awk '$1 == "cache_last_cut_dropped_bytes" {print $2}' "$MNT/stats")
+	DROPPED=$((DROPPED + ${d:-0}))
+	[ "${d:-0}" -gt 0 ] && CUTS_LOSING=$((CUTS_LOSING + 1))
+	CUT_HOW="$CUT_HOW, dropped ${d:-0} bytes"
+}
 
 # cut HOW WRITER_PID: cut the power now (cmd) or arm a cut and wait for it (armed).
 cut() {
@@ -160,6 +168,7 @@ disk_cycle() {
 	fi
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 	[ "$(powered)" = 0 ] || fail "cycle $cycle: the power is on after the cut"
+	[ "$expect" = ok ] && count_cut
 	if [ "$how" = poweron ]; then
 		ctl poweron
 	else
@@ -226,6 +235,7 @@ ext4_cycle() {
 	cut "$(pick command armed)" "$wpid"
 	wait_writer "$wpid"
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
+	count_cut
 	fs_after_cut
 	run_verify ok --dir "$FS" --log "$log" --ack fsync
 	fs_end
@@ -265,6 +275,7 @@ sqlite_cycle() {
 	last=$(grep -E '^[0-9]+$' "$T/commits.log" | tail -n 1)
 	last=${last:-0}
 	WRITER_LINE="sqlite $jm: $last transactions committed before the cut"
+	count_cut
 	fs_after_cut rw	# SQLite recovers its journal or WAL on open
 	ok=$(sqlite3 "$db" "PRAGMA integrity_check;" 2>&1) ||
 		fail "cycle $cycle: sqlite3 cannot open the database after the cut: $ok"
@@ -278,7 +289,7 @@ sqlite_cycle() {
 }
 
 IFS=, read -ra mode_list <<<"$MODES"
-BYTES=0 LOSSES=0
+BYTES=0 LOSSES=0 DROPPED=0 CUTS_LOSING=0
 declare -A count
 start=$(date +%s)
 log "seed $SEED, $CYCLES cycles, modes $MODES, then $IGNORE cycles with cache.flush=ignore"
@@ -307,6 +318,8 @@ for ((cycle = 1; cycle <= total; cycle++)); do
 done
 summary=""
 for m in disk armed poweron ext4 sqlite ignore; do summary="$summary $m=${count[$m]:-0}"; done
-log "$total cycles in $(($(date +%s) - start)) s, 0 failures, $BYTES bytes verified," \
+log "$total cycles in $(($(date +%s) - start)) s, 0 failures, $BYTES bytes verified;" \
+	"$CUTS_LOSING of $CYCLES honoured cuts dropped unflushed data ($DROPPED bytes);" \
 	"$LOSSES lost sectors found with cache.flush=ignore, seed $SEED"
-echo "powercut: cycles=$total$summary bytes_verified=$BYTES ignore_lost_sectors=$LOSSES failures=0 seed=$SEED"
+echo "powercut: cycles=$total$summary bytes_verified=$BYTES cuts_dropping=$CUTS_LOSING" \
+	"dropped_bytes=$DROPPED ignore_lost_sectors=$LOSSES failures=0 seed=$SEED"
