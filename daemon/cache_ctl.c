@@ -68,13 +68,14 @@ size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len)
 	struct cache_stats st;
 	int n;
 
-	if (!pd->cache_on) {
-		n = snprintf(buf, len, "cache_mode none\n");
-		return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
-	}
-	cache_snapshot(&pd->cache, &st, NULL);
+	/* Every line is there in both modes (zeros without the cache), so that names are stable. */
+	memset(&st, 0, sizeof(st));
+	st.powered = true;
+	if (pd->cache_on)
+		cache_snapshot(&pd->cache, &st, NULL);
 	n = snprintf(buf, len,
-		     "cache_mode writeback\n"
+		     "\n# cache\n"
+		     "cache_writeback %d\n"
 		     "cache_powered %d\n"
 		     "cache_size_bytes %" PRIu64 "\n"
 		     "cache_dirty_bytes %" PRIu64 "\n"
@@ -90,10 +91,10 @@ size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len)
 		     "cache_last_cut_pending_bytes %" PRIu64 "\n"
 		     "cache_last_cut_dropped_bytes %" PRIu64 "\n"
 		     "cache_last_cut_seed %" PRIu64 "\n",
-		     st.powered ? 1 : 0, st.size, st.dirty_bytes, st.dirty_writes, st.destaged_bytes,
-		     st.destaged_writes, st.p.destage_rate, st.flushes, st.flushes_ignored,
-		     st.epoch, st.durable_epoch, st.powercuts, st.last_cut_pending,
-		     st.last_cut_dropped, st.last_cut_seed);
+		     pd->cache_on ? 1 : 0, st.powered ? 1 : 0, st.size, st.dirty_bytes,
+		     st.dirty_writes, st.destaged_bytes, st.destaged_writes, st.p.destage_rate,
+		     st.flushes, st.flushes_ignored, st.epoch, st.durable_epoch, st.powercuts,
+		     st.last_cut_pending, st.last_cut_dropped, st.last_cut_seed);
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
 }
 

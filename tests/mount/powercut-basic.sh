@@ -14,7 +14,7 @@ dd if="$T/a" of="$MNT/disk" bs=64K oflag=direct conv=notrunc,fsync status=none |
 	fail "dd of the flushed part failed"
 dd if="$T/b" of="$MNT/disk" bs=64K seek=16 oflag=direct conv=notrunc status=none ||
 	fail "dd of the unflushed part failed"
-assert_eq "$(stat_get cache_mode)" writeback "cache_mode"
+assert_eq "$(stat_get cache_writeback)" 1 "cache_writeback"
 assert_eq "$(stat_get cache_dirty_bytes)" $((1 << 20)) "dirty bytes before the cut"
 assert_gt "$(stat_get cache_flushes)" 0 "cache_flushes after fsync"
 "$PLUGDISK" top "$MNT" --once | grep -q "^cache .*1.00 MiB / 64.0 MiB dirty.*power on" ||
