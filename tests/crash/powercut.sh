@@ -4,20 +4,21 @@
 # ext4, or SQLite) on it, a power cut at a random point (the powercut command, or a cut armed
 # to fire on its own), then verification: every write acknowledged by fsync survives, others
 # may be lost but no O_DIRECT write is torn inside the atomic write unit.
-# Usage: powercut.sh [CYCLES=N] [SIZE=64M] [FS_SIZE=128M] [SEED=N]
-#   [MODES=disk,armed,poweron,ext4,sqlite] [CUT_MIN_MS=200] [CUT_MAX_MS=2000] [IGNORE=N]
+# Usage: powercut.sh [CYCLES=N] [SIZE=64M] [FS_SIZE=128M] [XFS_SIZE=320M] [SEED=N]
+#   [MODES=disk,armed,poweron,ext4,xfs,sqlite] [CUT_MIN_MS=200] [CUT_MAX_MS=2000] [IGNORE=N]
 # IGNORE=N (default 2) more cycles run with cache.flush = ignore: there the verifier must find
 # losses, which proves that the cycles above could have failed.
 
 . "$(dirname "$0")/../lib.sh"
 
-CYCLES=10 SIZE=64M FS_SIZE=128M SEED= MODES=disk,armed,poweron,ext4,sqlite CUT_MIN_MS=200
+CYCLES=10 SIZE=64M FS_SIZE=128M XFS_SIZE=320M SEED= MODES=disk,armed,poweron,ext4,xfs,sqlite
+CUT_MIN_MS=200
 CUT_MAX_MS=2000 IGNORE=2
 for a; do
 	case $a in
-	CYCLES=* | SIZE=* | FS_SIZE=* | SEED=* | MODES=* | CUT_MIN_MS=* | CUT_MAX_MS=* | IGNORE=*)
+	CYCLES=* | SIZE=* | FS_SIZE=* | XFS_SIZE=* | SEED=* | MODES=* | CUT_MIN_MS=* | CUT_MAX_MS=* | IGNORE=*)
 		printf -v "${a%%=*}" '%s' "${a#*=}" ;;
-	*) fail "unknown argument '$a' (CYCLES= SIZE= FS_SIZE= SEED= MODES= CUT_MIN_MS= CUT_MAX_MS= IGNORE=)" ;;
+	*) fail "unknown argument '$a' (CYCLES= SIZE= FS_SIZE= XFS_SIZE= SEED= MODES= CUT_MIN_MS= CUT_MAX_MS= IGNORE=)" ;;
 	esac
 done
 [[ $CYCLES =~ ^[0-9]+$ ]] || fail "CYCLES must be a number"
@@ -28,6 +29,7 @@ RANDOM=$SEED
 require_fuse
 require_cmd fusermount3 od
 case $MODES in *ext4*) require_loop; require_cmd mkfs.ext4 e2fsck losetup ;; esac
+case $MODES in *xfs*) require_loop; require_cmd mkfs.xfs xfs_repair losetup ;; esac
 case $MODES in *sqlite*) require_loop; require_cmd mkfs.ext4 losetup sqlite3 ;; esac
 
 CT=${CRASHTOOL:-${BUILD:-$TOP/build}/tests/crash/crashtool}
@@ -189,17 +191,25 @@ disk_cycle() {
 	rm -f "$log"
 }
 
-# fs_start: a fresh ext4 on the cached disk, mounted at FS.
+# fs_start [FSTYPE]: a fresh ext4 (or xfs) on the cached disk, mounted at FS.
 fs_start() {
+	FSTYPE=${1:-ext4}
+	FSSIZE=$FS_SIZE
+	[ "$FSTYPE" = xfs ] && FSSIZE=$XFS_SIZE
+	rm -f "$FSIMG"
 	random_cache honour
-	pd_start -i "$FSIMG" -s "$FS_SIZE" "${CACHE[@]}"
+	pd_start -i "$FSIMG" -s "$FSSIZE" "${CACHE[@]}"
 	attach_loop "$MNT/disk" --direct-io="$(pick on off)"
-	mkfs.ext4 -q -F -E nodiscard "$DEV" >/dev/null || fail "cycle $cycle: mkfs.ext4 failed"
-	mount -t ext4 "$DEV" "$FS" || fail "cycle $cycle: mount failed"
+	if [ "$FSTYPE" = xfs ]; then
+		mkfs.xfs -q -f -K "$DEV" >/dev/null || fail "cycle $cycle: mkfs.xfs failed"
+	else
+		mkfs.ext4 -q -F -E nodiscard "$DEV" >/dev/null || fail "cycle $cycle: mkfs.ext4 failed"
+	fi
+	mount -t "$FSTYPE" "$DEV" "$FS" || fail "cycle $cycle: mount failed"
 }
 
-# fs_after_cut [rw]: unmount what the cut left, restart, replay the journal, e2fsck must be
-# clean; then mount it again (read-only unless rw).
+# fs_after_cut [rw]: unmount what the cut left, restart, replay the journal, e2fsck (or
+# xfs_repair -n) must be clean; then mount it again (read-only unless rw).
 fs_after_cut() {
 	local fsck opt=ro
 	[ "${1:-}" = rw ] && opt=rw
@@ -207,15 +217,22 @@ fs_after_cut() {
 	losetup -d "$DEV"
 	forget_loop
 	stop_daemon
-	pd_start -i "$FSIMG" -s "$FS_SIZE"
+	pd_start -i "$FSIMG" -s "$FSSIZE"
 	attach_loop "$MNT/disk"
-	mount -t ext4 "$DEV" "$FS" || fail "cycle $cycle: mount after the cut failed (seed $SEED)"
+	mount -t "$FSTYPE" "$DEV" "$FS" || fail "cycle $cycle: mount after the cut failed (seed $SEED)"
 	umount "$FS"
-	fsck=$(e2fsck -fn "$DEV" 2>&1) || {
-		echo "$fsck" >&2
-		fail "cycle $cycle (ext4, cut $CUT_HOW, ${CACHE[*]}): e2fsck -fn found errors after journal replay (seed $SEED)"
-	}
-	mount -t ext4 -o "$opt" "$DEV" "$FS" || fail "cycle $cycle: mount -o $opt failed"
+	if [ "$FSTYPE" = xfs ]; then
+		fsck=$(xfs_repair -n "$DEV" 2>&1) || {
+			echo "$fsck" >&2
+			fail "cycle $cycle (xfs, cut $CUT_HOW, ${CACHE[*]}): xfs_repair -n found errors after log replay (seed $SEED)"
+		}
+	else
+		fsck=$(e2fsck -fn "$DEV" 2>&1) || {
+			echo "$fsck" >&2
+			fail "cycle $cycle (ext4, cut $CUT_HOW, ${CACHE[*]}): e2fsck -fn found errors after journal replay (seed $SEED)"
+		}
+	fi
+	mount -t "$FSTYPE" -o "$opt" "$DEV" "$FS" || fail "cycle $cycle: mount -o $opt failed"
 }
 
 fs_end() {
@@ -225,9 +242,10 @@ fs_end() {
 	stop_daemon
 }
 
-ext4_cycle() {
+# fs_cycle FSTYPE: the writer on files in a fresh filesystem.
+fs_cycle() {
 	local log=$T/cycle$cycle.log wpid
-	fs_start
+	fs_start "$1"
 	"$CT" write --dir "$FS" --log "$log" --seed $((SEED * 100000 + cycle)) --quiet \
 		--threads "$(rand 1 3)" --files "$(rand 3 24)" --size "$(pick 1M 4M)" \
 		--direct-pct "$(pick 0 50)" --sync-pct "$(pick 2 5 10)" 2>"$T/writer.log" &
@@ -251,7 +269,7 @@ ext4_cycle() {
 sqlite_cycle() {
 	local jm wpid db=$FS/test.db missing rows last ok
 	jm=$(pick wal delete)
-	fs_start
+	fs_start ext4
 	sqlite3 "$db" "PRAGMA journal_mode=$jm; CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB);" \
 		>/dev/null || fail "cycle $cycle: sqlite3 create failed"
 	(
@@ -306,7 +324,8 @@ for ((cycle = 1; cycle <= total; cycle++)); do
 	armed) disk_cycle armed ;;
 	poweron) disk_cycle poweron ;;
 	ignore) disk_cycle command ignore ;;
-	ext4) ext4_cycle ;;
+	ext4) fs_cycle ext4 ;;
+	xfs) fs_cycle xfs ;;
 	sqlite) sqlite_cycle ;;
 	*) fail "unknown mode '$mode'" ;;
 	esac
@@ -317,7 +336,7 @@ for ((cycle = 1; cycle <= total; cycle++)); do
 	log "    ${VERIFY_LINE#crashtool verify: }"
 done
 summary=""
-for m in disk armed poweron ext4 sqlite ignore; do summary="$summary $m=${count[$m]:-0}"; done
+for m in disk armed poweron ext4 xfs sqlite ignore; do summary="$summary $m=${count[$m]:-0}"; done
 log "$total cycles in $(($(date +%s) - start)) s, 0 failures, $BYTES bytes verified;" \
 	"$CUTS_LOSING of $CYCLES honoured cuts dropped unflushed data ($DROPPED bytes);" \
 	"$LOSSES lost sectors found with cache.flush=ignore, seed $SEED"
