@@ -62,8 +62,22 @@ const char *const cache_mode_names[] = { "none", "writeback", NULL };
 const char *const cache_flush_names[] = { "honour", "ignore", NULL };
 const char *const cache_cut_names[] = { "drop", "prefix", "subset", "tear", NULL };
 
+/* One link of a pending write in the chunk index: a write is on the bucket list of every
+ * CACHE_CHUNK-sized chunk of the disk it touches, so that finding the writes that overlap a
+ * range costs the chunks it spans, not the whole list. */
+struct chunk_link {
+	struct chunk_link *prev, *next;	/* c->lock: the bucket's list */
+	uint64_t chunk;			/* offset >> CACHE_CHUNK_SHIFT */
+	struct cache_write *w;
+};
+
+#define CACHE_CHUNK_SHIFT 16
+#define CACHE_BUCKETS (1u << 16)
+
 struct cache_write {
 	struct cache_write *prev, *next;	/* c->lock: the pending list, oldest first */
+	struct chunk_link *links;	/* nlinks, allocated with the write */
+	uint32_t nlinks;
 	uint64_t seq;		/* completion order */
 	uint64_t epoch;
 	uint64_t offset, len;	/* bytes */
@@ -71,6 +85,7 @@ struct cache_write {
 	bool destaging;		/* c->lock: being written to the image */
 	bool detached;		/* c->lock: off the list, freed by the last reader */
 	bool older_overlap;	/* c->lock: an older pending write overlapped it when cached */
+	uint64_t mark;		/* c->lock: the query that last saw it (see overlaps()) */
 	unsigned int refs;	/* c->lock: readers laying it over their data */
 	uint8_t data[];
 };
@@ -113,6 +128,72 @@ static uint64_t cache_now(const struct cache *c)
 static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
 	return a < b + blen && b < a + alen;
+}
+
+static size_t chunk_bucket(const struct cache *c, uint64_t chunk)
+{
+	return (size_t)((chunk * 0x9e3779b97f4a7c15ull) >> 32) & (c->nbuckets - 1);
+}
+
+static void index_add(struct cache *c, struct cache_write *w)
+{
+	uint64_t first = w->offset >> CACHE_CHUNK_SHIFT;
+
+	for (uint32_t i = 0; i < w->nlinks; i++) {
+		struct chunk_link *l = &w->links[i];
+		struct chunk_link **head = &c->buckets[chunk_bucket(c, first + i)];
+
+		l->chunk = first + i;
+		l->w = w;
+		l->prev = NULL;
+		l->next = *head;
+		if (*head)
+			(*head)->prev = l;
+		*head = l;
+	}
+}
+
+static void index_del(struct cache *c, struct cache_write *w)
+{
+	for (uint32_t i = 0; i < w->nlinks; i++) {
+		struct chunk_link *l = &w->links[i];
+
+		if (l->prev)
+			l->prev->next = l->next;
+		else
+			c->buckets[chunk_bucket(c, l->chunk)] = l->next;
+		if (l->next)
+			l->next->prev = l->prev;
+	}
+}
+
+/* Call @fn for every pending write other than @self that overlaps [off, off+len) and is
+ * older than @max_seq, each once, in no particular order; stop when it returns true.
+ * Returns whether it stopped. c->lock held; @fn may not change the index. */
+static bool overlaps(struct cache *c, uint64_t off, uint64_t len, uint64_t max_seq,
+		     bool (*fn)(struct cache_write *o, void *arg), void *arg)
+{
+	uint64_t first = off >> CACHE_CHUNK_SHIFT, last = (off + len - 1) >> CACHE_CHUNK_SHIFT;
+	uint64_t mark = ++c->query;
+
+	for (uint64_t k = first; k <= last; k++) {
+		for (struct chunk_link *l = c->buckets[chunk_bucket(c, k)]; l; l = l->next) {
+			struct cache_write *o = l->w;
+
+			if (l->chunk != k || o->mark == mark || o->seq >= max_seq)
+				continue;
+			o->mark = mark;
+			if (ranges_overlap(o->offset, o->len, off, len) && fn(o, arg))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool found_one(struct cache_write *o, void *arg)
+{
+	(void)o, (void)arg;
+	return true;
 }
 
 /* Copy between a request's buffers, from byte @at of the request, and @buf. */
@@ -166,6 +247,7 @@ static int lower_simple(struct cache *c, struct request *orig, enum bio_op op)
 
 static void write_unlink(struct cache *c, struct cache_write *w)
 {
+	index_del(c, w);
 	if (w->prev)
 		w->prev->next = w->next;
 	else
@@ -184,15 +266,14 @@ static void write_unlink(struct cache *c, struct cache_write *w)
 }
 
 /* May @w go to the image now? c->lock held. */
-static bool write_is_eligible(struct cache_write *w)
+static bool write_is_eligible(struct cache *c, struct cache_write *w)
 {
 	if (w->destaging)
 		return false;
 	if (!w->older_overlap)
 		return true;
-	for (struct cache_write *o = w->prev; o; o = o->prev)
-		if (ranges_overlap(o->offset, o->len, w->offset, w->len))
-			return false;
+	if (overlaps(c, w->offset, w->len, w->seq, found_one, NULL))
+		return false;
 	w->older_overlap = false; /* older writes never appear later */
 	return true;
 }
@@ -208,23 +289,29 @@ static bool write_matches(const struct cache_write *w, const struct destage_filt
 	return w->epoch <= f->max_epoch && w->cached_ns <= f->due_ns;
 }
 
+/* How far from the oldest write the random pick may start: the writes that match a filter
+ * are a prefix of the list (epochs and cache times grow with seq), so a pick looks at the
+ * oldest ones, in a random order within this window, and never walks the whole list. */
+#define PICK_WINDOW 64
+
 /* A random eligible write that matches @f, or NULL. c->lock held. */
 static struct cache_write *pick_eligible(struct cache *c, const struct destage_filter *f)
 {
 	struct cache_write *start, *w;
 	uint64_t r;
 
-	if (!c->nr_dirty)
+	if (!c->head || !write_matches(c->head, f))
 		return NULL;
-	r = splitmix64(&c->destage_rng) % c->nr_dirty;
-	for (start = c->head; r--; start = start->next)
-		;
-	w = start;
-	do {
-		if (write_matches(w, f) && write_is_eligible(w))
+	r = splitmix64(&c->destage_rng) % (c->nr_dirty < PICK_WINDOW ? c->nr_dirty : PICK_WINDOW);
+	for (start = c->head; r-- && start->next && write_matches(start->next, f);)
+		start = start->next;
+	/* From the start to the end of the matching prefix, then from the head to the start. */
+	for (w = start; w && write_matches(w, f); w = w->next)
+		if (write_is_eligible(c, w))
 			return w;
-		w = w->next ? w->next : c->head;
-	} while (w != start);
+	for (w = c->head; w != start; w = w->next)
+		if (write_is_eligible(c, w))
+			return w;
 	return NULL;
 }
 
@@ -255,15 +342,12 @@ static int drain(struct cache *c, const struct destage_filter *f)
 {
 	for (;;) {
 		struct cache_write *w;
-		bool any = false;
 		int ret;
 
 		if (!c->powered)
 			return -EIO;
-		for (w = c->head; w && !any; w = w->next)
-			any = write_matches(w, f);
-		if (!any)
-			return 0;
+		if (!c->head || !write_matches(c->head, f))
+			return 0; /* the oldest write is the first to match */
 		w = pick_eligible(c, f);
 		if (!w) {
 			pthread_cond_wait(&c->cond, &c->lock);
@@ -355,6 +439,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		pthread_cond_wait(&c->cond, &c->lock);
 	list = c->head;
 	c->head = c->tail = NULL;
+	memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets)); /* every write leaves */
 	pending = c->dirty;
 	n = c->nr_dirty;
 	c->dirty = 0;
@@ -503,10 +588,47 @@ static const char *arm_name(enum cache_arm_kind k)
 
 /* --- the stage -------------------------------------------------------------------------- */
 
+/* The overlapping writes a read lays over its data. */
+struct collect {
+	struct cache_write **v;
+	size_t n, cap;
+	bool oom;
+	struct cache_write **stackv;
+};
+
+static bool collect_one(struct cache_write *o, void *arg)
+{
+	struct collect *col = arg;
+
+	if (col->n == col->cap) {
+		struct cache_write **nv = malloc(2 * col->cap * sizeof(*nv));
+
+		if (!nv) {
+			col->oom = true;
+			return true;
+		}
+		memcpy(nv, col->v, col->n * sizeof(*nv));
+		if (col->v != col->stackv)
+			free(col->v);
+		col->v = nv;
+		col->cap *= 2;
+	}
+	col->v[col->n++] = o;
+	return false;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct cache_write *x = *(struct cache_write *const *)a;
+	const struct cache_write *y = *(struct cache_write *const *)b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static int cache_read(struct cache *c, struct request *rq)
 {
-	struct cache_write *stackv[16], **v = stackv, *w;
-	size_t n = 0, cap = 16;
+	struct cache_write *stackv[16], **v = stackv;
+	size_t n = 0;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
@@ -514,24 +636,19 @@ static int cache_read(struct cache *c, struct request *rq)
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
 	}
-	for (w = c->head; w; w = w->next) {
-		if (!ranges_overlap(w->offset, w->len, rq->offset, rq->len))
-			continue;
-		if (n == cap) {
-			struct cache_write **nv = malloc(2 * cap * sizeof(*nv));
+	if (c->head) {
+		struct collect col = { stackv, 0, 16, false, stackv };
 
-			if (!nv) {
-				ret = -ENOMEM;
-				goto out_unref;
-			}
-			memcpy(nv, v, n * sizeof(*nv));
-			if (v != stackv)
-				free(v);
-			v = nv;
-			cap *= 2;
+		overlaps(c, rq->offset, rq->len, UINT64_MAX, collect_one, &col);
+		v = col.v;
+		n = col.n;
+		if (col.oom) {
+			ret = -ENOMEM;
+			goto out_unref;
 		}
-		w->refs++;
-		v[n++] = w;
+		qsort(v, n, sizeof(*v), cmp_seq);
+		for (size_t i = 0; i < n; i++)
+			v[i]->refs++;
 	}
 	pthread_mutex_unlock(&c->lock);
 
@@ -547,10 +664,10 @@ static int cache_read(struct cache *c, struct request *rq)
 	pthread_mutex_lock(&c->lock);
 	if (!c->powered)
 		ret = -EIO;
-out_unref:
 	for (size_t i = 0; i < n; i++)
 		if (--v[i]->refs == 0 && v[i]->detached)
 			free(v[i]);
+out_unref:
 	pthread_mutex_unlock(&c->lock);
 	if (v != stackv)
 		free(v);
@@ -559,15 +676,22 @@ out_unref:
 
 static int cache_write(struct cache *c, struct request *rq)
 {
-	struct cache_write *w, *o, *prev;
+	struct cache_write *w, *o, *stackv[16];
 	bool was_empty;
 
-	w = malloc(sizeof(*w) + rq->len);
+	uint64_t nlinks = ((rq_end(rq) - 1) >> CACHE_CHUNK_SHIFT) - (rq->offset >> CACHE_CHUNK_SHIFT) + 1;
+
+	if (!rq->len)
+		return 0;
+	w = malloc(sizeof(*w) + rq->len + nlinks * sizeof(struct chunk_link) + 8);
 	if (!w)
 		return -ENOMEM;
 	memset(w, 0, sizeof(*w));
 	w->offset = rq->offset;
 	w->len = rq->len;
+	w->nlinks = (uint32_t)nlinks;
+	/* The links follow the data, 8-byte aligned. */
+	w->links = (struct chunk_link *)(((uintptr_t)(w->data + rq->len) + 7) & ~(uintptr_t)7);
 	rq_copy(rq, 0, w->data, rq->len, false);
 
 	pthread_mutex_lock(&c->lock);
@@ -597,16 +721,24 @@ static int cache_write(struct cache *c, struct request *rq)
 	w->epoch = c->epoch;
 	w->cached_ns = cache_now(c);
 	/* Supersede what it covers in its epoch; note whether an older write overlaps. */
-	for (o = c->tail; o; o = prev) {
-		prev = o->prev;
-		if (!ranges_overlap(o->offset, o->len, w->offset, w->len))
-			continue;
-		if (o->epoch == w->epoch && !o->destaging && !o->refs && o->offset >= w->offset &&
-		    o->offset + o->len <= w->offset + w->len)
-			write_unlink(c, o);
-		else
-			w->older_overlap = true;
+	if (c->head) {
+		struct collect col = { stackv, 0, 16, false, stackv };
+
+		overlaps(c, w->offset, w->len, UINT64_MAX, collect_one, &col);
+		for (size_t i = 0; i < col.n; i++) {
+			o = col.v[i];
+			if (o->epoch == w->epoch && !o->destaging && !o->refs &&
+			    o->offset >= w->offset && o->offset + o->len <= w->offset + w->len)
+				write_unlink(c, o);
+			else
+				w->older_overlap = true;
+		}
+		if (col.oom)
+			w->older_overlap = true; /* some went unseen: check at destage time */
+		if (col.v != stackv)
+			free(col.v);
 	}
+	index_add(c, w);
 	was_empty = !c->head;
 	w->prev = c->tail;
 	if (c->tail)
@@ -690,6 +822,8 @@ int cache_exec(void *arg, struct request *rq)
 
 /* --- background destaging --------------------------------------------------------------- */
 
+#define DESTAGE_SLACK_NS NSEC_PER_MSEC
+
 uint64_t cache_tick(struct cache *c)
 {
 	struct destage_filter f = { UINT64_MAX, 0 };
@@ -708,9 +842,11 @@ uint64_t cache_tick(struct cache *c)
 	}
 	if (!c->powered || !c->head)
 		goto out;
-	if (c->p.destage_rate && now < c->next_destage_ns) {
-		if (c->next_destage_ns - now < wait)
-			wait = c->next_destage_ns - now;
+	/* The rate allows a burst of DESTAGE_SLACK_NS: waking a thread for every small write
+	 * would cost more than the write. */
+	if (c->p.destage_rate && now + DESTAGE_SLACK_NS < c->next_destage_ns) {
+		if (c->next_destage_ns - DESTAGE_SLACK_NS - now < wait)
+			wait = c->next_destage_ns - DESTAGE_SLACK_NS - now;
 		goto out;
 	}
 	delay = (uint64_t)c->p.destage_delay_ms * NSEC_PER_MSEC;
@@ -795,15 +931,22 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	seed = p->seed ? p->seed : (clock_now_ns() ^ ((uint64_t)getpid() << 32));
 	c->destage_rng = seed;
 	c->cut_rng = seed ^ 0x5bd1e995u;
+	c->nbuckets = CACHE_BUCKETS;
+	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+	if (!c->buckets)
+		return -ENOMEM;
 	err = pthread_mutex_init(&c->lock, NULL);
-	if (err)
+	if (err) {
+		free(c->buckets);
 		return -err;
+	}
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	err = pthread_cond_init(&c->cond, &ca);
 	pthread_condattr_destroy(&ca);
 	if (err) {
 		pthread_mutex_destroy(&c->lock);
+		free(c->buckets);
 		return -err;
 	}
 	if (p->mode == CACHE_MODE_WRITEBACK)
@@ -848,6 +991,8 @@ int cache_destroy(struct cache *c)
 		log_err("cache: destaging at exit failed: %s", strerror(-ret));
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
+	free(c->buckets);
+	c->buckets = NULL;
 	return ret;
 }
 

@@ -86,6 +86,7 @@ struct cache_stats {
 };
 
 struct cache_write;
+struct chunk_link;
 
 /* Lock order: c->lock is taken alone; the lower stage is never called with it held. */
 struct cache {
@@ -98,6 +99,9 @@ struct cache {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* lock: a destage ended, power changed, work arrived */
 	struct cache_write *head, *tail;	/* lock: pending writes, oldest first */
+	struct chunk_link **buckets;	/* lock: the chunk index of pending writes (cache.c) */
+	size_t nbuckets;		/* a power of two; read-only */
+	uint64_t query;			/* lock: overlap queries made, to visit each write once */
 	uint64_t dirty;			/* lock: bytes in pending writes */
 	uint64_t nr_dirty;		/* lock: pending writes */
 	unsigned int destaging;		/* lock: writes being destaged (off the lock) */
