@@ -17,7 +17,9 @@
  *
  * Destaging. A background thread (or cache_tick() in unit tests) writes pending writes to the
  * image once they have waited cache.destage_delay_ms, at cache.destage_rate, picking a
- * random eligible one each time: a drive's cache does not destage in submission order.
+ * random eligible one among the oldest (PICK_WINDOW) each time: a drive's cache does not
+ * destage in submission order. A chunk index (struct chunk_link) finds the pending writes
+ * that overlap a range without walking the list.
  * A write is eligible when no older pending write overlaps it, so overlapping writes reach
  * the image in their order and the image never holds an older write over a newer one.
  * Flushes, discards and a write that finds the cache full destage in the same random order

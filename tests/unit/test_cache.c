@@ -229,6 +229,37 @@ START_TEST(test_read_overlays_pending_writes_in_order)
 }
 END_TEST
 
+/* Writes that span many index chunks: reads across them see the newest bytes, and the
+ * image ends up the same. */
+START_TEST(test_large_writes_across_chunks)
+{
+	struct cache_params p;
+	struct cache c;
+	static uint8_t b[512 * 1024];
+
+	params(&p);
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 60 * KiB, 200 * KiB, 0x01), 0);	/* chunks 0..3 */
+	ck_assert_int_eq(wr(&c, 130 * KiB, 4 * KiB, 0x02), 0);	/* inside it, chunk 2 */
+	ck_assert_int_eq(wr(&c, 250 * KiB, 100 * KiB, 0x03), 0);	/* its tail and beyond */
+	ck_assert_int_eq(wr(&c, 0, 64 * KiB, 0x04), 0);		/* its head, chunk 0 */
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
+		for (unsigned int i = 0; i < sizeof(b); i++) {
+			uint8_t want = i < 64 * KiB ? 0x04 : i < 250 * KiB ?
+				(i >= 130 * KiB && i < 134 * KiB ? 0x02 : 0x01) :
+				i < 350 * KiB ? 0x03 : 0;
+
+			ck_assert_msg(b[i] == want, "pass %d byte %u: %x, expected %x", pass, i,
+				      b[i], want);
+		}
+		now_ns += 20 * MS;
+		tick_until_clean(&c); /* the second pass reads the image alone */
+	}
+	finish(&c);
+}
+END_TEST
+
 /* 64 separate writes reach the image in an order that is not the submission order, and all
  * of them do. */
 START_TEST(test_destage_order_is_not_submission_order)
@@ -853,6 +884,7 @@ int main(void)
 	tcase_add_test(tc, test_write_completes_in_cache_and_reads_see_it);
 	tcase_add_test(tc, test_read_overlays_pending_writes_in_order);
 	tcase_add_test(tc, test_destage_order_is_not_submission_order);
+	tcase_add_test(tc, test_large_writes_across_chunks);
 	tcase_add_test(tc, test_overlapping_writes_destage_in_their_order);
 	tcase_add_test(tc, test_flush_destages_then_syncs);
 	tcase_add_test(tc, test_flush_ignore_lies);
