@@ -151,6 +151,8 @@ static const struct conf_key conf_keys[] = {
 	     "what a power cut keeps: drop, prefix, subset or tear"),
 	KEY("cache.seed", KT_U64, cache.seed, 0, UINT64_MAX, 0, 0,
 	    "seed of the destage order and of power cuts, 0 = from the clock (logged)"),
+	KEY("cache.log", KT_STRING, cache.log, 0, PATH_LEN, 0, 0,
+	    "write log for plugdisk replay: every completed write and flush; \"\" = none"),
 };
 
 #define NKEYS (sizeof(conf_keys) / sizeof(conf_keys[0]))
@@ -996,7 +998,16 @@ static int validate(struct load_ctx *ctx)
 	/* The unplug threshold could never be reached: the submitter waits at nr_requests.
 	 * (cache.size needs no rule: its minimum is queue.max_request_size's maximum, so the
 	 * largest request always fits in the write cache.) */
-	return check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
+	int ret = check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
+	const struct conf_key *k = key_find("cache.log", strlen("cache.log"));
+
+	if (ret)
+		return ret;
+	/* Only the write cache logs. */
+	if (ctx->c->cache.log[0] && ctx->c->cache.mode != CACHE_MODE_WRITEBACK)
+		return key_err(ctx, &ctx->origin[key_index(k)], "cache.log", -EINVAL,
+			       "needs cache.mode = \"writeback\"");
+	return 0;
 }
 
 /* --- public ----------------------------------------------------------------------------- */
@@ -1014,6 +1025,7 @@ void conf_defaults(struct pd_config *c)
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
 	cache_params_default(&c->cache);
+	c->cache.log = strdup("");
 }
 
 void conf_free(struct pd_config *c)
@@ -1022,7 +1034,8 @@ void conf_free(struct pd_config *c)
 	free(c->disk_name);
 	free(c->mount_point);
 	free(c->mount_options);
-	c->disk_image = c->disk_name = c->mount_point = c->mount_options = NULL;
+	free(c->cache.log);
+	c->disk_image = c->disk_name = c->mount_point = c->mount_options = c->cache.log = NULL;
 }
 
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
@@ -1036,7 +1049,7 @@ int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_confi
 	put_err(err, errlen, "%s", "");
 	conf_defaults(&c);
 	config_init(&cfg);
-	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options) {
+	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options || !c.cache.log) {
 		put_err(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto out;

@@ -436,6 +436,8 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)c->p.powercut;
 	c->cutting = true;
+	if (c->has_log)
+		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);
 	pthread_cond_broadcast(&c->cond); /* flushes and full-cache writers fail now */
 	while (c->destaging)
 		pthread_cond_wait(&c->cond, &c->lock);
@@ -750,6 +752,8 @@ static int cache_write(struct cache *c, struct request *rq)
 	c->tail = w;
 	c->dirty += w->len;
 	c->nr_dirty++;
+	if (c->has_log)
+		wlog_append(&c->wlog, WLOG_WRITE, w->epoch, w->offset, w->len, w->data);
 	if (was_empty)
 		pthread_cond_broadcast(&c->cond); /* the destage thread sleeps without work */
 	pthread_mutex_unlock(&c->lock);
@@ -773,6 +777,8 @@ static int cache_flush(struct cache *c, struct request *rq)
 	c->st.flushes++;
 	if (c->p.flush == CACHE_FLUSH_IGNORE) {
 		c->st.flushes_ignored++;
+		if (c->has_log) /* the host saw it complete: so does the log */
+			wlog_append(&c->wlog, WLOG_FLUSH, epoch, 0, 0, NULL);
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
@@ -787,6 +793,8 @@ static int cache_flush(struct cache *c, struct request *rq)
 		ret = -EIO;
 	if (!ret && epoch > c->durable_epoch)
 		c->durable_epoch = epoch;
+	if (!ret && c->has_log)
+		wlog_append(&c->wlog, WLOG_FLUSH, epoch, 0, 0, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
@@ -801,7 +809,14 @@ static int cache_discard(struct cache *c, struct request *rq)
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		return ret;
-	return lower_simple(c, rq, BIO_OP_DISCARD);
+	ret = lower_simple(c, rq, BIO_OP_DISCARD);
+	pthread_mutex_lock(&c->lock);
+	if (!c->powered)
+		ret = -EIO;
+	if (!ret && c->has_log)
+		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
 }
 
 int cache_exec(void *arg, struct request *rq)
@@ -959,6 +974,17 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	return 0;
 }
 
+int cache_open_log(struct cache *c, const char *path, uint64_t disk_size)
+{
+	int ret = wlog_open(&c->wlog, path, disk_size, c->p.atomic_write);
+
+	if (ret)
+		return ret;
+	c->has_log = true;
+	log_info("cache: logging writes and flushes to %s", path);
+	return 0;
+}
+
 int cache_start_thread(struct cache *c)
 {
 	int err = pthread_create(&c->thread, NULL, cache_thread, c);
@@ -995,6 +1021,9 @@ int cache_destroy(struct cache *c)
 	pthread_mutex_destroy(&c->lock);
 	free(c->buckets);
 	c->buckets = NULL;
+	if (c->has_log)
+		wlog_close(&c->wlog);
+	c->has_log = false;
 	return ret;
 }
 

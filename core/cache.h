@@ -10,6 +10,7 @@
 
 #include "core/bio.h"
 #include "core/io.h"
+#include "core/wlog.h"
 
 enum cache_mode { CACHE_MODE_NONE, CACHE_MODE_WRITEBACK, CACHE_MODE_NR };
 enum cache_flush { CACHE_FLUSH_HONOUR, CACHE_FLUSH_IGNORE, CACHE_FLUSH_NR };
@@ -41,6 +42,7 @@ struct cache_params {
 	uint32_t atomic_write;		/* cache.atomic_write: bytes, power of two 512..16384 */
 	uint32_t powercut;		/* cache.powercut: enum cache_cut */
 	uint64_t seed;			/* cache.seed: 0 = from the clock at start (logged) */
+	char *log;			/* cache.log: path of the write log, "" = none */
 };
 
 #define CACHE_DEFAULT_SIZE		(64ull << 20)
@@ -116,6 +118,9 @@ struct cache {
 	struct cache_arm arm;		/* lock */
 	struct cache_stats st;		/* lock: the counters (powered, dirty are filled in) */
 
+	struct wlog wlog;		/* lock: the write log, when has_log */
+	bool has_log;			/* read-only after cache_open_log */
+
 	bool stop;			/* lock: the destage thread must end */
 	bool has_thread;		/* read-only after cache_start_thread */
 	pthread_t thread;
@@ -125,6 +130,10 @@ struct cache {
  * monotonic clock). Logs the seed in use. 0 or -errno. No thread is started. */
 int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, void *lower_arg,
 	       uint64_t (*clock)(void *), void *clock_arg);
+
+/* Log every completed write, flush, discard and cut to @path (cache.log), for `plugdisk
+ * replay`. Before any I/O. 0 or -errno (logged). */
+int cache_open_log(struct cache *c, const char *path, uint64_t disk_size);
 
 /* Start the background destage thread (the daemon; unit tests call cache_tick). 0/-errno. */
 int cache_start_thread(struct cache *c);

@@ -28,6 +28,13 @@ int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg)
 		log_err("cache_init: %s", strerror(-ret));
 		return ret;
 	}
+	if (pd->cfg.cache.log && pd->cfg.cache.log[0]) {
+		ret = cache_open_log(&pd->cache, pd->cfg.cache.log, pd->be.size);
+		if (ret) {
+			cache_destroy(&pd->cache);
+			return ret;
+		}
+	}
 	ret = cache_start_thread(&pd->cache);
 	if (ret) {
 		cache_destroy(&pd->cache);
@@ -49,17 +56,21 @@ void pd_cache_stop(struct pd *pd)
 
 void pd_cache_reload(struct pd *pd, const struct pd_config *nc)
 {
-	if (nc->cache.mode != pd->cfg.cache.mode || nc->cache.size != pd->cfg.cache.size)
-		log_warn("reload: cache.mode and cache.size changes take effect at the next start");
+	if (nc->cache.mode != pd->cfg.cache.mode || nc->cache.size != pd->cfg.cache.size ||
+	    strcmp(nc->cache.log, pd->cfg.cache.log))
+		log_warn("reload: cache.mode, cache.size and cache.log changes take effect at the "
+			 "next start");
 	if (pd->cache_on)
 		cache_reconfigure(&pd->cache, &nc->cache);
 	{
 		uint32_t mode = pd->cfg.cache.mode;
 		uint64_t size = pd->cfg.cache.size;
+		char *log = pd->cfg.cache.log; /* nc's copy is freed with nc */
 
 		pd->cfg.cache = nc->cache;
 		pd->cfg.cache.mode = mode;
 		pd->cfg.cache.size = size;
+		pd->cfg.cache.log = log;
 	}
 }
 

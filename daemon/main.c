@@ -34,6 +34,7 @@ static void usage(FILE *f)
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
 		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
 		"\n"
@@ -475,6 +476,8 @@ int main(int argc, char **argv)
 		return pd_top_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return pd_replay_main(argc - 1, argv + 1);
 
 	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, NULL)) != -1) {
 		switch (c) {
