@@ -259,6 +259,8 @@ START_TEST(test_cache_keys)
 			 "16384 (got 32768)");
 	expect_set_error("cache.size=1M",
 			 "--set cache.size=1M: cache.size: must be between 16M and 64G (got 1M)");
+	expect_file_error("cache = {\n log = \"/tmp/w.log\"; };\n",
+			  "2: cache.log: needs cache.mode = \"writeback\"");
 	expect_set_error("cache.flush=sometimes",
 			 "--set cache.flush=sometimes: cache.flush: must be one of honour, ignore "
 			 "(got \"sometimes\")");
