@@ -1116,6 +1116,13 @@ void cache_reconfigure(struct cache *c, const struct cache_params *p)
 	pthread_mutex_unlock(&c->lock);
 }
 
+void cache_stats_reset(struct cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	memset(&c->st, 0, sizeof(c->st));
+	pthread_mutex_unlock(&c->lock);
+}
+
 void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *arm)
 {
 	pthread_mutex_lock(&c->lock);

@@ -169,6 +169,10 @@ int cache_arm(struct cache *c, const struct cache_arm *a);
  * size stay as started. */
 void cache_reconfigure(struct cache *c, const struct cache_params *p);
 
+/* Zero the counters (destaged, flushes, power cuts, the last cut's figures); the state
+ * (power, dirty data, epochs) stays. */
+void cache_stats_reset(struct cache *c);
+
 /* Copy the counters and the armed cut. */
 void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *arm);
 

@@ -74,6 +74,12 @@ void pd_cache_reload(struct pd *pd, const struct pd_config *nc)
 	}
 }
 
+void pd_cache_stats_reset(struct pd *pd)
+{
+	if (pd->cache_on)
+		cache_stats_reset(&pd->cache);
+}
+
 size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len)
 {
 	struct cache_stats st;
@@ -238,7 +244,14 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		ctl_printf(out, "cannot arm: %s\n", strerror(-ret));
 		return ret;
 	}
-	log_info("control: %s", "powercut armed");
+	{
+		char what[256] = "";
+		size_t used = 0;
+
+		for (int i = 2; i < argc && used < sizeof(what) - 1; i++)
+			used += (size_t)snprintf(what + used, sizeof(what) - used, " %s", argv[i]);
+		log_info("control: powercut armed:%s", what);
+	}
 	return 0;
 }
 
@@ -293,10 +306,10 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 {
 	int ret = need_cache(pd, out);
 
+	(void)argv;
 	if (ret)
 		return ret;
 	if (argc > 1) {
-		(void)argv;
 		ctl_printf(out, "poweron takes no arguments\n");
 		return -EINVAL;
 	}

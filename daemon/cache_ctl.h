@@ -24,6 +24,9 @@ void pd_cache_stop(struct pd *pd);
  * warn that mode and size wait for a restart. Main thread. */
 void pd_cache_reload(struct pd *pd, const struct pd_config *nc);
 
+/* Zero the cache's counters (`echo reset > stats`); its state stays. */
+void pd_cache_stats_reset(struct pd *pd);
+
 /* Append the cache's "name value" lines for MOUNTPOINT/stats. Returns the bytes written. */
 size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len);
 

@@ -161,6 +161,7 @@ void statfile_write(fuse_req_t req, struct fuse_bufvec *bufv)
 		return;
 	}
 	queue_stats_reset(&pd->q);
+	pd_cache_stats_reset(pd);
 	fuse_reply_write(req, n);
 }
 

@@ -18,7 +18,9 @@ is_state() {
 	disk_size_bytes | snapshot_us | plugged | stopped | stop_reason | queued_requests | \
 		queued_bytes | in_flight | queue_depth | bucket_* | limit_* | queue_plug | \
 		queue_unplug_threshold | queue_unplug_delay_us | queue_nomerges | \
-		queue_max_request_size_bytes | queue_nr_requests) return 0 ;;
+		queue_max_request_size_bytes | queue_nr_requests | cache_writeback | cache_powered | \
+		cache_size_bytes | cache_dirty_* | cache_destage_rate_bytes | cache_epoch | \
+		cache_durable_epoch) return 0 ;;
 	esac
 	return 1
 }

@@ -393,6 +393,11 @@ START_TEST(test_cut_drop_and_poweron)
 	ck_assert_uint_eq(st.powercuts, 1);
 	ck_assert_uint_eq(st.last_cut_pending, 8192);
 	ck_assert_uint_eq(st.last_cut_dropped, 8192);
+	cache_stats_reset(&c); /* counters go, the power state stays */
+	cache_snapshot(&c, &st, NULL);
+	ck_assert_uint_eq(st.powercuts, 0);
+	ck_assert_uint_eq(st.last_cut_dropped, 0);
+	ck_assert(!st.powered);
 	ck_assert_int_eq(cache_poweron(&c), 0);
 	ck_assert_int_eq(cache_poweron(&c), -EALREADY);
 	assert_reads(&c, 0, 4096, 0x01);
