@@ -45,6 +45,7 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
+	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
 	struct cache_params cache;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "conf/profile.h"
 #include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
+		"      --profile NAME     emulate a named device (profile); keys you set win\n"
+		"      --list-profiles    print the device profiles with their sources and exit\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
@@ -127,6 +130,7 @@ static void pd_reload(struct pd *pd)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
+	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
@@ -550,7 +554,7 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
-enum { OPT_SET = 256, OPT_DUMP };
+enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
 
 /* The options that set a configuration key. A message about the value names the option as
  * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
@@ -564,6 +568,7 @@ static const struct key_opt {
 	{ 's', "-s", "--size", "disk.size" },
 	{ 'o', "-o", "--options", "mount.options" },
 	{ OPT_SET, NULL, "--set", NULL },
+	{ OPT_PROFILE, NULL, "--profile", "profile" },
 };
 
 static const struct key_opt *key_opt_find(int val)
@@ -596,6 +601,8 @@ int main(int argc, char **argv)
 		{ "options", required_argument, NULL, 'o' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -645,6 +652,9 @@ int main(int argc, char **argv)
 		case OPT_DUMP:
 			dump = true;
 			break;
+		case OPT_LIST_PROFILES:
+			conf_profile_list(stdout);
+			return EXIT_OK;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -761,6 +771,7 @@ int main(int argc, char **argv)
 	pd->mode[INO_CONTROL] = S_IFREG | 0600;
 	pd->quit_pipe[0] = pd->quit_pipe[1] = pd->kick_fd = -1;
 
+	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
 	if (!ret) {
 		/* The controller's stage: the backend, or the write cache in front of it. */

@@ -6,9 +6,10 @@
 #
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
 # BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
-# merge plug cpu stats core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
+# merge plug cpu stats fidelity core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
 # BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
 # times as many), the other sections' repetitions and the seconds per timed run.
+# FIDELITY_PROFILES: the profiles the fidelity section measures (default all).
 
 set -u
 export LC_ALL=C
@@ -17,7 +18,7 @@ QUICK=0
 for a in "$@"; do
 	case $a in
 	--quick) QUICK=1 ;;
-	-h | --help) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$a'" >&2; exit 2 ;;
 	esac
 done
@@ -28,7 +29,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${CORE_BENCH:=$TOP/build/tests/bench/core_bench}"
 : "${RESULTS:=$TOP/build/bench-results.md}"
 : "${BENCH_TARGETS:=raw ref nbd pd}"
-: "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats core}"
+: "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats fidelity core}"
 : "${BENCH_PHASES:=dd fio ext4}"
 
 # Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
@@ -824,6 +825,10 @@ section_core() {
 	"$CORE_BENCH" "${args[@]}" | tee -a "$RESULTS"
 }
 
+# ---- Section: device profiles against their data sheets (tests/bench/fidelity.sh) -----------
+
+. "$TOP/tests/bench/fidelity.sh"
+
 # ---- Main ------------------------------------------------------------------------------------
 
 mkdir -p "$(dirname "$RESULTS")"
@@ -843,7 +848,7 @@ START=$(date +%s)
 for s in $BENCH_SECTIONS; do
 	case $s in
 	compare) section_compare ;;
-	accuracy | nbdrate | merge | plug | cpu | stats)
+	accuracy | nbdrate | merge | plug | cpu | stats | fidelity)
 		case " $BENCH_TARGETS " in *" pd "*) ;; *) say "skipping $s: plugdisk not among the targets"; continue ;; esac
 		[ -x "$PLUGDISK" ] || { say "skipping $s: $PLUGDISK is not built"; continue; }
 		"section_$s"
