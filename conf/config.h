@@ -48,6 +48,7 @@ struct pd_config {
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
+	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
 	struct cache_params cache;
 };
 

@@ -53,3 +53,9 @@ void ctrl_params_default(struct ctrl_params *cp)
 	cp->credit_iops_per_gib = 0;
 	cp->disk_size = 0;
 }
+
+void backend_params_default(struct backend_params *bp)
+{
+	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
+	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
+}

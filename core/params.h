@@ -72,6 +72,13 @@ enum ctrl_reorder {
 	CTRL_REORDER_SPTF,	/* shortest positioning time first (NCQ), with the seek model */
 };
 
+/* The backing store's connection settings (NBD; the file backend has none). */
+struct backend_params {
+	uint32_t connections;		/* controller.connections: 0 = what the server allows,
+					 * up to BACKEND_DEFAULT_CONNECTIONS */
+	uint32_t timeout_ms;		/* backend.timeout_ms: no reply for this long = dead */
+};
+
 /* Built-in defaults; every key has one so plugdisk runs with no config file. */
 #define QUEUE_DEFAULT_PLUG		true
 #define QUEUE_DEFAULT_UNPLUG_THRESHOLD	32u
@@ -87,7 +94,12 @@ enum ctrl_reorder {
 /* Off for the core's own ideal device (unit tests); conf/ turns it on for the daemon. */
 #define CTRL_DEFAULT_LATENCY_ABSORB	false
 
+#define BACKEND_DEFAULT_CONNECTIONS	4u
+#define BACKEND_MAX_CONNECTIONS		16u
+#define BACKEND_DEFAULT_TIMEOUT_MS	30000u
+
 void queue_params_default(struct queue_params *qp);
 void ctrl_params_default(struct ctrl_params *cp);
+void backend_params_default(struct backend_params *bp);
 
 #endif

@@ -50,10 +50,11 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
+		sb->len += backend_stats(&pd->be, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
 		sb->len += pd_cache_format_stats(pd, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
-	}
-	else
+	} else {
 		sb->len = stats_format_stat(ss, sb->text, STATS_BUF_SIZE);
+	}
 	free(ss);
 	return sb;
 }
