@@ -1012,8 +1012,10 @@ int cache_destroy(struct cache *c)
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		ret = drain(c, &filter_all);
-	while (c->head)
-		write_unlink(c, c->head);
+	for (struct cache_write *w = c->head, *next; w; w = next) {
+		next = w->next;
+		write_unlink(c, w);
+	}
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		log_err("cache: destaging at exit failed: %s", strerror(-ret));
