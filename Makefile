@@ -48,11 +48,11 @@ CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing)
 CONF_LIBS = $(call pc_libs,libconfig)
 CHECK_LIBS = $(call pc_libs,check)
 
-$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
+$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 
 .PHONY: all deps run check unit mount clean install uninstall bench crash soak format
@@ -71,7 +71,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(CONF_OBJ) $(B)/libcore.a
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
-	libsystemd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
+	libsystemd-dev liburing-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
 	coreutils groff-base man-db jq
 
 deps:

@@ -89,6 +89,10 @@ static const struct conf_key conf_keys[] = {
 	    "let other users access the mount (with default_permissions)"),
 	KEY("mount.threads", KT_U32, mount_threads, 1, CONF_MAX_THREADS, 0, 0,
 	    "threads that receive FUSE requests"),
+	KEY("mount.io_uring", KT_STRING, mount_io_uring_word, 2, 4, 0, 0,
+	    "FUSE over io_uring: auto (when the kernel offers it), on (or fail), off"),
+	KEY("mount.io_uring_depth", KT_U32, mount_io_uring_depth, 1, 128, 0, 0,
+	    "io_uring entries per queue (one queue per CPU), each 1 MiB of buffer"),
 	KEY("queue.plug", KT_BOOL, queue.plug, 0, 1, 0, 0,
 	    "plug an idle queue when a bio arrives"),
 	KEY("queue.unplug_threshold", KT_U32, queue.unplug_threshold, 1, 65536, 0, 0,
@@ -934,8 +938,30 @@ static int check_not_above(struct load_ctx *ctx, const char *a, const char *b)
 		       "%" PRIu64 " is smaller than %s (%" PRIu64 ")", vb, a, va);
 }
 
+/* mount.io_uring is one of three words. */
+static int check_io_uring(struct load_ctx *ctx)
+{
+	static const char *const words[] = { [CONF_IO_URING_AUTO] = "auto",
+					      [CONF_IO_URING_ON] = "on",
+					      [CONF_IO_URING_OFF] = "off" };
+	const struct conf_key *k = key_find("mount.io_uring", strlen("mount.io_uring"));
+
+	for (uint32_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+		if (!strcmp(ctx->c->mount_io_uring_word, words[i])) {
+			ctx->c->mount_io_uring = i;
+			return 0;
+		}
+	}
+	return key_err(ctx, &ctx->origin[key_index(k)], k->name, -EINVAL,
+		       "must be auto, on or off (got \"%s\")", ctx->c->mount_io_uring_word);
+}
+
 static int validate(struct load_ctx *ctx)
 {
+	int ret = check_io_uring(ctx);
+
+	if (ret)
+		return ret;
 	/* The unplug threshold could never be reached: the submitter waits at nr_requests */
 	return check_not_above(ctx, "queue.unplug_threshold", "queue.nr_requests");
 }
@@ -952,6 +978,9 @@ void conf_defaults(struct pd_config *c)
 	c->mount_options = strdup("");
 	c->mount_allow_other = false;
 	c->mount_threads = CONF_DEFAULT_THREADS;
+	c->mount_io_uring_word = strdup("auto");
+	c->mount_io_uring = CONF_IO_URING_AUTO;
+	c->mount_io_uring_depth = CONF_DEFAULT_IO_URING_DEPTH;
 	queue_params_default(&c->queue);
 	ctrl_params_default(&c->ctrl);
 }
@@ -962,7 +991,9 @@ void conf_free(struct pd_config *c)
 	free(c->disk_name);
 	free(c->mount_point);
 	free(c->mount_options);
+	free(c->mount_io_uring_word);
 	c->disk_image = c->disk_name = c->mount_point = c->mount_options = NULL;
+	c->mount_io_uring_word = NULL;
 }
 
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
@@ -976,7 +1007,8 @@ int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_confi
 	put_err(err, errlen, "%s", "");
 	conf_defaults(&c);
 	config_init(&cfg);
-	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options) {
+	if (!c.disk_image || !c.disk_name || !c.mount_point || !c.mount_options ||
+	    !c.mount_io_uring_word) {
 		put_err(err, errlen, "out of memory");
 		ret = -ENOMEM;
 		goto out;

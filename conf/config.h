@@ -19,6 +19,9 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
+	char *mount_io_uring_word;	/* mount.io_uring as written: "auto", "on" or "off" */
+	uint32_t mount_io_uring;	/* the same, enum conf_io_uring (set by validation) */
+	uint32_t mount_io_uring_depth;	/* mount.io_uring_depth: ring entries per queue */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
 };
@@ -28,6 +31,14 @@ struct pd_config {
 #define CONF_DEFAULT_NAME	"plugdisk"
 #define CONF_DEFAULT_THREADS	2
 #define CONF_MAX_THREADS	64
+#define CONF_DEFAULT_IO_URING_DEPTH	16
+
+/* mount.io_uring: the FUSE transport. */
+enum conf_io_uring {
+	CONF_IO_URING_AUTO,	/* io_uring when the kernel offers it, else /dev/fuse */
+	CONF_IO_URING_ON,	/* io_uring or fail the start */
+	CONF_IO_URING_OFF,	/* /dev/fuse only */
+};
 
 /* Fill @c with the built-in defaults. Strings are heap copies owned by @c. */
 void conf_defaults(struct pd_config *c);

@@ -73,6 +73,11 @@ struct stats_snapshot {
 	struct ctrl_params cp;
 	int64_t bw_level[RATE_NR_DIRS], iops_level[RATE_NR_DIRS];
 	struct queue_stats s;
+	/* The FUSE transport, filled in by the daemon (NULL: "classic"). */
+	const char *transport;		/* "classic" or "io_uring" */
+	uint32_t ring_queues, ring_depth;	/* io_uring queues and entries per queue */
+	uint64_t ring_requests;		/* requests received through the rings */
+	uint64_t ring_commit_waits;	/* replies that waited for a queue's submission lock */
 };
 
 void lat_hist_add(struct lat_hist *h, uint64_t us);

@@ -28,6 +28,10 @@ enum {
 };
 
 struct fuse_session;
+struct pd_uring;
+
+/* max_write asked of the kernel: the largest request's data (fuse_ops.c, fuse_uring.c). */
+#define PD_MAX_WRITE (1024u * 1024u)
 
 /* Large buffers kept for reuse (fuse_ops.c), each max_write and a page. */
 #define PD_BIGBUF_FREE_MAX 16
@@ -49,6 +53,7 @@ struct pd {
 	pthread_t *threads;
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
+	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -23,8 +23,8 @@
 
 #include "core/log.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse_uring.h"
 
-#define PD_MAX_WRITE (1024u * 1024u)
 #define PD_MAX_BACKGROUND 256u
 /* Read and write buffers in flight, at most (one larger request may always go alone). */
 #define PD_DATA_BUDGET (16u * 1024u * 1024u)
@@ -300,6 +300,16 @@ static struct snap_buf *render_snapshot(struct pd *pd, fuse_ino_t ino)
 	queue_snapshot(&pd->q, ss);
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
+	{
+		struct pd_uring_info ui;
+
+		pd_uring_info(pd, &ui);
+		ss->transport = ui.transport;
+		ss->ring_queues = ui.queues;
+		ss->ring_depth = ui.depth;
+		ss->ring_requests = ui.requests;
+		ss->ring_commit_waits = ui.commit_waits;
+	}
 	sb->refs = 1;
 	if (ino == INO_STATS)
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
@@ -641,6 +651,7 @@ static void stats_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
 		return;
 	}
 	queue_stats_reset(&pd->q);
+	pd_uring_stats_reset(pd);
 	fuse_reply_write(req, n);
 }
 

@@ -26,6 +26,7 @@
 
 #include "core/log.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse_uring.h"
 
 static void usage(FILE *f)
 {
@@ -116,7 +117,9 @@ static void pd_reload(struct pd *pd)
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
 	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
-	    nc.mount_threads != pd->cfg.mount_threads)
+	    nc.mount_threads != pd->cfg.mount_threads ||
+	    nc.mount_io_uring != pd->cfg.mount_io_uring ||
+	    nc.mount_io_uring_depth != pd->cfg.mount_io_uring_depth)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
@@ -196,6 +199,7 @@ static int pd_shutdown(struct pd *pd)
 	}
 	fuse_session_exit(pd->se);
 	pd_fuse_join(pd);
+	pd_uring_stop(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
 	pd_fuse_trim_buffers(pd, false);
@@ -204,6 +208,7 @@ static int pd_shutdown(struct pd *pd)
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	pd_uring_destroy(pd);
 	/* No timer callback may run into the queue or the workers while they go away. */
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
@@ -371,12 +376,31 @@ static int pd_mount(struct pd *pd)
 		pd->se = NULL;
 		return EXIT_MOUNT;
 	}
+	/* The transport is chosen before any request is read: FUSE_INIT decides it. */
+	if (pd_uring_setup(pd)) {
+		fuse_session_unmount(pd->se);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		return EXIT_MOUNT;
+	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
 		fuse_session_exit(pd->se);
 		pd_fuse_join(pd);
+		pd_uring_stop(pd);
 		fuse_session_unmount(pd->se);
 		return EXIT_RUNTIME;
+	}
+	if (pd_uring_wait_ready(pd)) {
+		/* mount.io_uring = on and no io_uring: the start fails. */
+		fuse_session_exit(pd->se);
+		pd_fuse_join(pd);
+		pd_uring_stop(pd);
+		fuse_session_unmount(pd->se);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		pd_uring_destroy(pd);
+		return EXIT_MOUNT;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* FUSE over io_uring under libfuse 3.14: plugdisk's own transport, plugged into the session
+ * through fuse_session_custom_io(). */
+#ifndef PLUGDISK_FUSE_URING_H
+#define PLUGDISK_FUSE_URING_H
+
+#include <stdint.h>
+
+struct pd;
+
+/* What the stats file shows of the transport. */
+struct pd_uring_info {
+	const char *transport;		/* "io_uring" or "classic" */
+	uint32_t queues, depth;		/* ring queues and entries per queue; 0 on classic */
+	uint64_t requests;		/* requests received through the ring */
+	uint64_t commit_waits;		/* replies that waited for a queue's submission lock */
+};
+
+/* After fuse_session_mount(), before the receive threads start: decide by mount.io_uring
+ * whether to try io_uring and, if so, set up one ring per possible CPU, install the custom
+ * I/O on the session and start the ring threads (which wait for FUSE_INIT). With
+ * mount.io_uring = on, running as root, it sets /sys/module/fuse/parameters/enable_uring.
+ * Returns 0 (io_uring being tried, or classic chosen), or -errno when mount.io_uring = on
+ * and the transport cannot be had (logged). Main thread. */
+int pd_uring_setup(struct pd *pd);
+
+/* After the receive threads started: wait until FUSE_INIT was answered and the ring
+ * entries registered, then log which transport is in use and why. Returns 0, or
+ * -EOPNOTSUPP when mount.io_uring = on and the rings could not be registered (logged).
+ * Main thread. */
+int pd_uring_wait_ready(struct pd *pd);
+
+/* Stop and join the ring threads. Replies sent afterwards still reach their entries. */
+void pd_uring_stop(struct pd *pd);
+
+/* Free the rings; after fuse_session_destroy(), when nothing can reply any more. */
+void pd_uring_destroy(struct pd *pd);
+
+/* Fill @info (any thread). */
+void pd_uring_info(struct pd *pd, struct pd_uring_info *info);
+
+/* Zero the counters (`echo reset > stats`). */
+void pd_uring_stats_reset(struct pd *pd);
+
+#endif
