@@ -60,6 +60,7 @@
 
 #include "core/log.h"
 #include "daemon/daemon.h"
+#include "daemon/data.h"
 #include "daemon/fuse_uring.h"
 #include "daemon/fuse_uring_abi.h"
 
