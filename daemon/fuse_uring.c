@@ -266,7 +266,9 @@ static ssize_t ring_reply(struct pd_uring *u, struct ring_ent *e, const struct i
 			len = 0;
 			break;
 		}
-		memmove(payload + len, iov[i].iov_base, iov[i].iov_len);
+		/* A read's data may already be there (pd_uring_payload()). */
+		if (iov[i].iov_base != payload + len)
+			memmove(payload + len, iov[i].iov_base, iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
 	out.len = (uint32_t)(sizeof(out) + len);
@@ -344,6 +346,33 @@ static ssize_t ring_writev(int fd, struct iovec *iov, int count, void *userdata)
 
 /* ---- the ring threads ---- */
 
+/* The entry whose request this ring thread is handing to libfuse, or NULL. */
+static __thread struct ring_ent *tls_ring_ent;
+
+void *pd_uring_payload(size_t *cap)
+{
+	struct ring_ent *e = tls_ring_ent;
+
+	if (!e)
+		return NULL;
+	*cap = e->q->u->payload_size;
+	return e->buf + RING_ROOM;
+}
+
+unsigned int pd_uring_max_background(struct pd *pd)
+{
+	struct pd_uring *u = pd->uring;
+	bool ring;
+
+	if (!u || !__atomic_load_n(&u->kernel_offers, __ATOMIC_RELAXED))
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	ring = u->state == RS_WAIT_INIT;
+	pthread_mutex_unlock(&u->lock);
+	/* A quarter of each queue stays for foreground requests. */
+	return ring ? u->depth - u->depth / 4 : 0;
+}
+
 /* Hand the request in @e to libfuse. Ring thread. */
 static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 {
@@ -373,7 +402,9 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 	__atomic_add_fetch(&u->requests, 1, __ATOMIC_RELAXED);
 	/* Pairs with the acquire of the claim in ring_claim(). */
 	__atomic_store_n(&u->held[e->idx], id, __ATOMIC_RELEASE);
+	tls_ring_ent = e;
 	fuse_session_process_buf(u->se, &fb);
+	tls_ring_ent = NULL;
 }
 
 /* The ring thread may run backing I/O itself while no request waits in its CQ. */

@@ -36,6 +36,19 @@ void pd_uring_stop(struct pd *pd);
 /* Free the rings; after fuse_session_destroy(), when nothing can reply any more. */
 void pd_uring_destroy(struct pd *pd);
 
+/* The max_background to answer FUSE_INIT with when the rings are about to be used, else 0
+ * (keep the classic value). Called from the INIT handler. Background requests (asynchronous
+ * direct I/O, readahead, writeback) are kept below one queue's depth, so that every queue
+ * always has entries left for other requests (a `cat stats` never waits behind a throttled
+ * disk's backlog), as the classic receive threads always read the next request. */
+unsigned int pd_uring_max_background(struct pd *pd);
+
+/* The payload buffer of the ring entry whose request the calling thread is handing to
+ * libfuse, with its capacity in @cap; NULL on any other thread or outside a request. The
+ * buffer is the request's until its reply is sent, and the reply's data may be put there:
+ * a read reads into it and a write's data stays in it, with no copy. */
+void *pd_uring_payload(size_t *cap);
+
 /* Fill @info (any thread). */
 void pd_uring_info(struct pd *pd, struct pd_uring_info *info);
 
