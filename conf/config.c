@@ -89,7 +89,7 @@ static const struct conf_key conf_keys[] = {
 	    "let other users access the mount (with default_permissions)"),
 	KEY("mount.threads", KT_U32, mount_threads, 1, CONF_MAX_THREADS, 0, 0,
 	    "threads that receive FUSE requests"),
-	KEY("mount.io_uring", KT_STRING, mount_io_uring_word, 2, 4, 0, 0,
+	KEY("mount.io_uring", KT_STRING, mount_io_uring_word, 0, 64, 0, 0,
 	    "FUSE over io_uring: auto (when the kernel offers it), on (or fail), off"),
 	KEY("mount.io_uring_depth", KT_U32, mount_io_uring_depth, 1, 128, 0, 0,
 	    "io_uring entries per queue (one queue per CPU), each 1 MiB of buffer"),

@@ -683,11 +683,9 @@ static int ring_unavailable(struct pd *pd, const char *why)
 	return 0;
 }
 
-int pd_uring_setup(struct pd *pd)
+int pd_uring_prepare(struct pd *pd)
 {
-	struct fuse_custom_io io = { .read = ring_read, .writev = ring_writev };
 	struct pd_uring *u;
-	size_t ent_size;
 	char why[160];
 	int ret;
 
@@ -705,16 +703,29 @@ int pd_uring_setup(struct pd *pd)
 		snprintf(why, sizeof(why), "%s: %s", ENABLE_PARAM, strerror(-ret));
 		return ring_unavailable(pd, why);
 	}
-
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return ring_unavailable(pd, "out of memory");
 	pthread_mutex_init(&u->lock, NULL);
 	pthread_cond_init(&u->cond, NULL);
 	u->pd = pd;
+	u->state = RS_WAIT_INIT;
+	pd->uring = u;
+	return 0;
+}
+
+int pd_uring_setup(struct pd *pd)
+{
+	struct fuse_custom_io io = { .read = ring_read, .writev = ring_writev };
+	struct pd_uring *u = pd->uring;
+	size_t ent_size;
+	char why[160];
+	int ret;
+
+	if (!u)
+		return 0;
 	u->se = pd->se;
 	u->fd = fuse_session_fd(pd->se);
-	u->state = RS_WAIT_INIT;
 	u->depth = pd->cfg.mount_io_uring_depth;
 	u->nr_queues = possible_cpus();
 	/* The kernel wants room for max_write and for max_pages pages; plugdisk asks for
@@ -755,7 +766,6 @@ int pd_uring_setup(struct pd *pd)
 		snprintf(why, sizeof(why), "fuse_session_custom_io: %s", strerror(-ret));
 		goto fail;
 	}
-	pd->uring = u;
 	for (unsigned int i = 0; i < u->nr_queues; i++) {
 		ret = pthread_create(&u->queues[i].thread, NULL, ring_thread, &u->queues[i]);
 		if (ret) {
@@ -781,6 +791,7 @@ int pd_uring_setup(struct pd *pd)
 
 fail:
 	ring_free(u);
+	pd->uring = NULL;
 	return ring_unavailable(pd, why);
 }
 

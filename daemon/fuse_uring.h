@@ -16,12 +16,17 @@ struct pd_uring_info {
 	uint64_t commit_waits;		/* replies that waited for a queue's submission lock */
 };
 
-/* After fuse_session_mount(), before the receive threads start: decide by mount.io_uring
- * whether to try io_uring and, if so, set up one ring per possible CPU, install the custom
- * I/O on the session and start the ring threads (which wait for FUSE_INIT). With
- * mount.io_uring = on, running as root, it sets /sys/module/fuse/parameters/enable_uring.
- * Returns 0 (io_uring being tried, or classic chosen), or -errno when mount.io_uring = on
- * and the transport cannot be had (logged). Main thread. */
+/* Before fuse_session_mount() (the kernel decides at mount time whether FUSE_INIT offers
+ * io_uring): decide by mount.io_uring whether to try io_uring. With mount.io_uring = on,
+ * running as root, it sets /sys/module/fuse/parameters/enable_uring. Returns 0 (io_uring
+ * to be tried, or classic chosen and logged), or -EOPNOTSUPP when mount.io_uring = on and
+ * the transport cannot be had (logged). Main thread. */
+int pd_uring_prepare(struct pd *pd);
+
+/* After fuse_session_mount(), before the receive threads start: set up one ring per
+ * possible CPU, install the custom I/O on the session and start the ring threads (which
+ * wait for FUSE_INIT). Returns 0 (io_uring being tried, or classic chosen and logged), or
+ * -EOPNOTSUPP as pd_uring_prepare(). Main thread. */
 int pd_uring_setup(struct pd *pd);
 
 /* After the receive threads started: wait until FUSE_INIT was answered and the ring

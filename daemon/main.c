@@ -406,13 +406,20 @@ static int pd_mount(struct pd *pd)
 		log_err("fuse_session_new failed: check mount.options (%s)", opts);
 		return EXIT_USAGE;
 	}
-	if (fuse_session_mount(pd->se, pd->mountpoint)) {
-		log_err("fuse_session_mount %s failed", pd->mountpoint);
+	/* The transport: the kernel decides at mount time whether FUSE_INIT offers io_uring,
+	 * and FUSE_INIT's reply, before any other request, whether it is used. */
+	if (pd_uring_prepare(pd)) {
 		fuse_session_destroy(pd->se);
 		pd->se = NULL;
 		return EXIT_MOUNT;
 	}
-	/* The transport is chosen before any request is read: FUSE_INIT decides it. */
+	if (fuse_session_mount(pd->se, pd->mountpoint)) {
+		log_err("fuse_session_mount %s failed", pd->mountpoint);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		pd_uring_destroy(pd);
+		return EXIT_MOUNT;
+	}
 	if (pd_uring_setup(pd)) {
 		fuse_session_unmount(pd->se);
 		fuse_session_destroy(pd->se);
