@@ -106,8 +106,9 @@ MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/
 	tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)
-# ThreadSanitizer: the unit suites and one mount test that drives every thread of the daemon.
-TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh
+# ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, and
+# the io_uring transport test (each mount test runs on both transports).
+TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh tests/mount/io-uring.sh
 else
 TESTS ?= $(UNIT_BINS) $(MOUNT_TESTS)
 endif

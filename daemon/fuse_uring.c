@@ -95,6 +95,11 @@ struct ring_ent {
 	 * submits it, before the submission, read by the ring thread after the CQE. */
 	unsigned int last_cmd;
 	uint64_t last_commit_id;
+	/* Bumped (release) by whoever submits the entry's command, after writing the reply
+	 * into the entry; read (acquire) by the ring thread when the command's CQE arrives.
+	 * The CQE itself orders the two (the kernel completes the command only after it was
+	 * submitted); the pair states that ordering where ThreadSanitizer can see it. */
+	unsigned int handoff;
 };
 
 struct ring_queue {
@@ -166,6 +171,7 @@ static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 	}
 	e->last_cmd = cmd;
 	e->last_commit_id = commit_id;
+	__atomic_add_fetch(&e->handoff, 1, __ATOMIC_RELEASE);
 	/* At most one command per entry is outstanding and each is submitted at once, so the
 	 * SQ (depth + 1 entries) always has room. */
 	sqe = io_uring_get_sqe(&q->ring);
@@ -486,8 +492,10 @@ static void ring_loop(struct ring_queue *q)
 		res = cqe->res;
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
 		io_uring_cqe_seen(&q->ring, cqe);
-		if (cqe->user_data == EVFD_TAG)
+		if ((uintptr_t)e == EVFD_TAG)
 			return;
+		/* Pairs with the release in ring_submit(). */
+		__atomic_load_n(&e->handoff, __ATOMIC_ACQUIRE);
 		if (res == 0) {
 			ring_handle(q, e);
 			continue;
