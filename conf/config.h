@@ -31,7 +31,7 @@ struct pd_config {
 #define CONF_DEFAULT_NAME	"plugdisk"
 #define CONF_DEFAULT_THREADS	2
 #define CONF_MAX_THREADS	64
-#define CONF_DEFAULT_IO_URING_DEPTH	32
+#define CONF_DEFAULT_IO_URING_DEPTH	64
 
 /* mount.io_uring: the FUSE transport. */
 enum conf_io_uring {

@@ -26,18 +26,27 @@
  * held[] and claims the entry with a compare-and-swap to 0, so exactly one reply gets it
  * without a lock; a unique not held belongs to a request read from /dev/fuse and is written
  * there. The reply goes into the entry's header and payload and is committed with
- * COMMIT_AND_FETCH, which also gives the entry back for the next request. Submitting to a
- * queue's ring takes the queue's sq_lock, held only to fill one SQE and submit it; the
- * kernel serialises submissions to one ring anyway, and different queues do not share a
- * lock. The ring thread never holds sq_lock while it reads its CQ, so a reply never waits
- * for a thread that waits for requests.
+ * COMMIT_AND_FETCH, which also gives the entry back for the next request.
+ *
+ * Who commits. The kernel delivers an idle entry's next request through task work of the
+ * thread that submitted the entry's last command. Were a worker to commit, the worker would
+ * be woken just to copy the next request in, and a worker busy in a slow pwritev would hold
+ * it up. So while the ring thread runs, only it submits: the queue's own thread commits its
+ * replies at once, and any other thread pushes the entry on the queue's lock-free list of
+ * replies (q->replies) and, when the list was empty, writes the queue's eventfd, which the
+ * ring thread always has a read of in flight. The ring thread takes the whole list at each
+ * turn of its loop and commits it with one submission: under load, one system call commits
+ * many replies. fuse_ring_commit_waits counts the pushes that had to wake it. Submitting
+ * takes the queue's sq_lock, which only matters once the ring thread is gone (at stop, the
+ * replies of requests still in flight are committed by whoever sends them).
  *
  * The plug. A ring thread has nothing more to submit when its CQ is empty: before it waits
  * for the next CQE it flushes the queue's plug, as a classic receive thread does before it
  * blocks in read(). While CQEs are waiting, it does not run backing I/O inline.
  *
- * Stop. Each ring also polls an eventfd; pd_uring_stop() writes it and joins the threads.
- * Unmounting ends the connection, which completes every waiting entry with -ENOTCONN.
+ * Stop. pd_uring_stop() sets u->stopping and writes each queue's eventfd; the ring thread
+ * sees it at the eventfd's completion and ends. Unmounting ends the connection, which
+ * completes every waiting entry with -ENOTCONN.
  *
  * Lock order: u->lock, then a queue's sq_lock (never taken together in practice); neither
  * is held across a FUSE request's processing. */
@@ -95,11 +104,7 @@ struct ring_ent {
 	 * submits it, before the submission, read by the ring thread after the CQE. */
 	unsigned int last_cmd;
 	uint64_t last_commit_id;
-	/* Bumped (release) by whoever submits the entry's command, after writing the reply
-	 * into the entry; read (acquire) by the ring thread when the command's CQE arrives.
-	 * The CQE itself orders the two (the kernel completes the command only after it was
-	 * submitted); the pair states that ordering where ThreadSanitizer can see it. */
-	unsigned int handoff;
+	struct ring_ent *next_reply;	/* on q->replies */
 };
 
 struct ring_queue {
@@ -107,7 +112,12 @@ struct ring_queue {
 	unsigned int qid;
 	struct io_uring ring;		/* CQ: this queue's thread only; SQ: sq_lock */
 	pthread_mutex_t sq_lock;
-	int evfd;			/* written to stop the thread */
+	/* Entries whose reply waits to be committed by the ring thread: a LIFO that any thread
+	 * pushes on with a compare-and-swap (release) and the ring thread takes whole with an
+	 * exchange (acquire), which pairs with it. */
+	struct ring_ent *replies;
+	int evfd;			/* written when replies were pushed, or to stop */
+	uint64_t evbuf;			/* the eventfd read's buffer: ring thread */
 	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */
 	bool thread_ok;			/* the thread was started (setup, then read-only) */
 	pthread_t thread;
@@ -137,10 +147,13 @@ struct pd_uring {
 	unsigned int registered;	/* lock: queues with their entries registered */
 	int error;			/* lock: first registration error (-errno) */
 	bool stop;			/* lock */
+	/* atomic: the ring threads stop (set before they are woken) and, once set and the
+	 * threads joined, replies are committed by the thread that sends them. */
+	int stopping;
 	bool logged;			/* setup already logged why io_uring is not used */
 
 	uint64_t requests;		/* atomic: requests received through the rings */
-	uint64_t commit_waits;		/* atomic: commits that found sq_lock taken */
+	uint64_t commit_waits;		/* atomic: replies that had to wake their ring thread */
 };
 
 static void ring_set_state(struct pd_uring *u, enum ring_state st, int error)
@@ -157,26 +170,19 @@ static void ring_set_state(struct pd_uring *u, enum ring_state st, int error)
 
 /* ---- submitting commands ---- */
 
-/* Fill and submit one command for @e on its queue's ring. Any thread. 0 or -errno. */
-static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
+/* Fill one command for @e in its queue's SQ. sq_lock held. 0 or -EBUSY. */
+static int ring_prep(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 {
 	struct ring_queue *q = e->q;
 	struct io_uring_sqe *sqe;
 	struct pd_fuse_uring_cmd_req *req;
-	int ret;
 
-	if (pthread_mutex_trylock(&q->sq_lock)) {
-		__atomic_add_fetch(&q->u->commit_waits, 1, __ATOMIC_RELAXED);
-		pthread_mutex_lock(&q->sq_lock);
-	}
 	e->last_cmd = cmd;
 	e->last_commit_id = commit_id;
-	__atomic_add_fetch(&e->handoff, 1, __ATOMIC_RELEASE);
-	/* At most one command per entry is outstanding and each is submitted at once, so the
-	 * SQ (depth + 1 entries) always has room. */
+	/* At most one command per entry is outstanding, and every one is submitted before
+	 * sq_lock is let go: the SQ (depth + 1 entries, with the eventfd's read) has room. */
 	sqe = io_uring_get_sqe(&q->ring);
 	if (!sqe) {
-		pthread_mutex_unlock(&q->sq_lock);
 		log_err("io_uring_get_sqe: the ring of queue %u is full", q->qid);
 		return -EBUSY;
 	}
@@ -192,14 +198,82 @@ static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 	req = (struct pd_fuse_uring_cmd_req *)sqe->cmd;
 	req->qid = (uint16_t)q->qid;
 	req->commit_id = commit_id;
+	return 0;
+}
+
+/* Submit what was filled. sq_lock held. 0 or -errno (logged). */
+static int ring_flush(struct ring_queue *q)
+{
+	int ret;
+
 	do
 		ret = io_uring_submit(&q->ring);
 	while (ret == -EINTR);
-	pthread_mutex_unlock(&q->sq_lock);
 	if (ret < 0) {
 		log_err("io_uring_submit (FUSE queue %u): %s", q->qid, strerror(-ret));
 		return ret;
 	}
+	return 0;
+}
+
+/* Fill and submit one command for @e. 0 or -errno. */
+static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
+{
+	struct ring_queue *q = e->q;
+	int ret;
+
+	pthread_mutex_lock(&q->sq_lock);
+	ret = ring_prep(e, cmd, commit_id);
+	if (!ret)
+		ret = ring_flush(q);
+	pthread_mutex_unlock(&q->sq_lock);
+	return ret;
+}
+
+/* Commit every reply pushed on @q->replies, with one submission. */
+static void ring_commit_replies(struct ring_queue *q)
+{
+	/* Pairs with the release of the pushes in ring_push_reply(). */
+	struct ring_ent *e = __atomic_exchange_n(&q->replies, NULL, __ATOMIC_ACQUIRE);
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&q->sq_lock);
+	for (; e; e = e->next_reply)
+		ring_prep(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, e->last_commit_id);
+	ring_flush(q);
+	pthread_mutex_unlock(&q->sq_lock);
+}
+
+/* The ring thread of the queue the calling thread serves, or NULL. */
+static __thread struct ring_queue *tls_ring_q;
+
+/* Have @e's reply (already in the entry) committed: at once by the queue's own thread, or
+ * after the ring threads stopped; else by the ring thread, woken if it may sleep. */
+static int ring_commit(struct ring_ent *e, uint64_t commit_id)
+{
+	struct ring_queue *q = e->q;
+	struct ring_ent *old;
+	uint64_t one = 1;
+
+	if (tls_ring_q == q || __atomic_load_n(&q->u->stopping, __ATOMIC_SEQ_CST))
+		return ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
+	e->last_commit_id = commit_id;
+	old = __atomic_load_n(&q->replies, __ATOMIC_RELAXED);
+	do
+		e->next_reply = old;
+	while (!__atomic_compare_exchange_n(&q->replies, &old, e, true, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED));
+	if (!old) {
+		/* The list was empty: the ring thread may be asleep. */
+		__atomic_add_fetch(&q->u->commit_waits, 1, __ATOMIC_RELAXED);
+		if (write(q->evfd, &one, sizeof(one)) != sizeof(one))
+			log_err("write (eventfd of FUSE queue %u): %m", q->qid);
+	}
+	/* The ring threads stopped meanwhile: commit what they left (pd_uring_stop() does the
+	 * same after setting stopping, so one of the two sees the other's write). */
+	if (__atomic_load_n(&q->u->stopping, __ATOMIC_SEQ_CST))
+		ring_commit_replies(q);
 	return 0;
 }
 
@@ -280,7 +354,7 @@ static ssize_t ring_reply(struct pd_uring *u, struct ring_ent *e, const struct i
 	out.len = (uint32_t)(sizeof(out) + len);
 	memcpy(e->hdr->in_out, &out, sizeof(out));
 	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
-	if (ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, out.unique)) {
+	if (ring_commit(e, out.unique)) {
 		errno = EIO;
 		return -1;
 	}
@@ -421,27 +495,33 @@ static bool ring_may_run_inline(void *arg)
 	return io_uring_cq_ready(&q->ring) == 0;
 }
 
+/* Fill a read of the queue's eventfd: its completion wakes the ring thread for replies
+ * pushed by other threads, or for the stop. sq_lock held. 0 or -EBUSY. */
+static int ring_arm_eventfd(struct ring_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	io_uring_prep_read(sqe, q->evfd, &q->evbuf, sizeof(q->evbuf), 0);
+	sqe->user_data = EVFD_TAG;
+	return 0;
+}
+
 /* Register every entry of @q; report the outcome. 0 or -errno. */
 static int ring_register(struct ring_queue *q)
 {
 	struct pd_uring *u = q->u;
-	struct io_uring_sqe *sqe;
 	int ret = 0;
 
 	for (unsigned int i = 0; i < u->depth && !ret; i++)
 		ret = ring_submit(&q->ent[i], PD_FUSE_IO_URING_CMD_REGISTER, 0);
 	if (!ret) {
 		pthread_mutex_lock(&q->sq_lock);
-		sqe = io_uring_get_sqe(&q->ring);
-		if (sqe) {
-			memset(sqe, 0, 2 * sizeof(*sqe));
-			io_uring_prep_poll_add(sqe, q->evfd, POLLIN);
-			sqe->user_data = EVFD_TAG;
-			ret = io_uring_submit(&q->ring);
-			ret = ret < 0 ? ret : 0;
-		} else {
-			ret = -EBUSY;
-		}
+		ret = ring_arm_eventfd(q);
+		if (!ret)
+			ret = ring_flush(q);
 		pthread_mutex_unlock(&q->sq_lock);
 	}
 	return ret;
@@ -477,10 +557,13 @@ static void ring_loop(struct ring_queue *q)
 		struct ring_ent *e;
 		int res, ret;
 
+		ring_commit_replies(q);
 		if (io_uring_peek_cqe(&q->ring, &cqe)) {
 			/* The ring delivered nothing more: flush the plug before sleeping. */
 			if (queue_needs_unplug(&pd->q))
 				queue_unplug_idle(&pd->q);
+			/* Replies the unplug's inline I/O left for us. */
+			ring_commit_replies(q);
 			ret = io_uring_wait_cqe(&q->ring, &cqe);
 			if (ret == -EINTR)
 				continue;
@@ -492,10 +575,20 @@ static void ring_loop(struct ring_queue *q)
 		res = cqe->res;
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
 		io_uring_cqe_seen(&q->ring, cqe);
-		if ((uintptr_t)e == EVFD_TAG)
-			return;
-		/* Pairs with the release in ring_submit(). */
-		__atomic_load_n(&e->handoff, __ATOMIC_ACQUIRE);
+		if ((uintptr_t)e == EVFD_TAG) {
+			if (__atomic_load_n(&u->stopping, __ATOMIC_SEQ_CST))
+				return;
+			pthread_mutex_lock(&q->sq_lock);
+			ret = ring_arm_eventfd(q);
+			if (!ret)
+				ret = ring_flush(q);
+			pthread_mutex_unlock(&q->sq_lock);
+			if (ret) {
+				log_err("FUSE io_uring queue %u: cannot wait for replies", q->qid);
+				return;
+			}
+			continue; /* the replies are committed at the top of the loop */
+		}
 		if (res == 0) {
 			ring_handle(q, e);
 			continue;
@@ -525,6 +618,7 @@ static void *ring_thread(void *arg)
 	snprintf(name, sizeof(name), "plugdisk-ring%u", q->qid);
 	pthread_setname_np(pthread_self(), name);
 	ctrl_set_thread_inline(ring_may_run_inline, q);
+	tls_ring_q = q;
 
 	pthread_mutex_lock(&u->lock);
 	while (u->state == RS_WAIT_INIT && !u->stop)
@@ -855,6 +949,7 @@ void pd_uring_stop(struct pd *pd)
 	u->stop = true;
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
+	__atomic_store_n(&u->stopping, 1, __ATOMIC_SEQ_CST);
 	for (unsigned int i = 0; i < u->nr_queues; i++) {
 		struct ring_queue *q = &u->queues[i];
 
@@ -864,6 +959,8 @@ void pd_uring_stop(struct pd *pd)
 			log_err("write (eventfd of FUSE queue %u): %m", q->qid);
 		pthread_join(q->thread, NULL);
 		q->thread_ok = false;
+		/* Replies pushed while the thread ended; later ones commit themselves. */
+		ring_commit_replies(q);
 	}
 }
 

@@ -77,7 +77,7 @@ assert_eq "$(stat_get fuse_transport)" "$PLUGDISK_TRANSPORT" "transport of PLUGD
 pd_stop
 start --set mount.io_uring=auto
 assert_eq "$(stat_get fuse_transport)" io_uring "transport with auto and enable_uring on"
-assert_eq "$(stat_get fuse_ring_depth)" 32 "default queue depth"
+assert_eq "$(stat_get fuse_ring_depth)" 64 "default queue depth"
 pd_stop
 
 # 4. off: classic even though the kernel offers io_uring.
