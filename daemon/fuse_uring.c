@@ -776,12 +776,12 @@ static const char *mode_name(uint32_t mode)
 /* No io_uring: log why; an error when mount.io_uring = on. */
 static int ring_unavailable(struct pd *pd, const char *why)
 {
-	if (pd->cfg.mount_io_uring == CONF_IO_URING_ON) {
+	if (pd->cfg.io_uring.mode == CONF_IO_URING_ON) {
 		log_err("mount.io_uring = on, but FUSE over io_uring cannot be used: %s", why);
 		return -EOPNOTSUPP;
 	}
 	log_info("FUSE transport: classic /dev/fuse (mount.io_uring = %s: %s)",
-		 mode_name(pd->cfg.mount_io_uring), why);
+		 mode_name(pd->cfg.io_uring.mode), why);
 	return 0;
 }
 
@@ -792,9 +792,9 @@ int pd_uring_prepare(struct pd *pd)
 	int ret;
 
 	pd->uring = NULL;
-	if (pd->cfg.mount_io_uring == CONF_IO_URING_OFF)
+	if (pd->cfg.io_uring.mode == CONF_IO_URING_OFF)
 		return ring_unavailable(pd, "off by configuration");
-	ret = enable_param(pd->cfg.mount_io_uring == CONF_IO_URING_ON && geteuid() == 0);
+	ret = enable_param(pd->cfg.io_uring.mode == CONF_IO_URING_ON && geteuid() == 0);
 	if (ret == -ENOENT)
 		return ring_unavailable(pd, "this kernel has no FUSE io_uring (" ENABLE_PARAM
 					    " is missing)");
@@ -828,7 +828,7 @@ int pd_uring_setup(struct pd *pd)
 		return 0;
 	u->se = pd->se;
 	u->fd = fuse_session_fd(pd->se);
-	u->depth = pd->cfg.mount_io_uring_depth;
+	u->depth = pd->cfg.io_uring.depth;
 	u->nr_queues = possible_cpus();
 	/* The kernel wants room for max_write and for max_pages pages; plugdisk asks for
 	 * max_write = PD_MAX_WRITE, and libfuse sets max_pages to match. */
@@ -918,11 +918,11 @@ int pd_uring_wait_ready(struct pd *pd)
 	switch (st) {
 	case RS_RUNNING:
 		log_info("FUSE transport: io_uring, %u queues of %u entries (mount.io_uring = %s)",
-			 u->nr_queues, u->depth, mode_name(pd->cfg.mount_io_uring));
+			 u->nr_queues, u->depth, mode_name(pd->cfg.io_uring.mode));
 		return 0;
 	case RS_CLASSIC:
 		if (u->logged)
-			return pd->cfg.mount_io_uring == CONF_IO_URING_ON ? -EOPNOTSUPP : 0;
+			return pd->cfg.io_uring.mode == CONF_IO_URING_ON ? -EOPNOTSUPP : 0;
 		return ring_unavailable(pd, "the kernel did not offer FUSE_OVER_IO_URING in"
 					    " FUSE_INIT");
 	case RS_FAILED: {

@@ -104,5 +104,5 @@ fi
 
 # 6. A bad word.
 expect_exit 2 "$PLUGDISK" -f -i "$T/disk.img" --set mount.io_uring=maybe "$MNT"
-grep -q 'mount.io_uring: must be auto, on or off' "$T/out" ||
+grep -q 'mount.io_uring: must be one of auto, on, off' "$T/out" ||
 	{ cat "$T/out" >&2; fail "the message does not name the key"; }
