@@ -77,7 +77,7 @@ struct stats_snapshot {
 	const char *transport;		/* "classic" or "io_uring" */
 	uint32_t ring_queues, ring_depth;	/* io_uring queues and entries per queue */
 	uint64_t ring_requests;		/* requests received through the rings */
-	uint64_t ring_commit_waits;	/* replies that waited for a queue's submission lock */
+	uint64_t ring_commit_waits;	/* replies that had to wake their queue's thread */
 };
 
 void lat_hist_add(struct lat_hist *h, uint64_t us);

@@ -37,8 +37,8 @@
  * ring thread always has a read of in flight. The ring thread takes the whole list at each
  * turn of its loop and commits it with one submission: under load, one system call commits
  * many replies. fuse_ring_commit_waits counts the pushes that had to wake it. Submitting
- * takes the queue's sq_lock, which only matters once the ring thread is gone (at stop, the
- * replies of requests still in flight are committed by whoever sends them).
+ * takes the queue's sq_lock, which is only contended once the ring thread is gone (at stop,
+ * the replies of requests still in flight are committed by whoever sends them).
  *
  * The plug. A ring thread has nothing more to submit when its CQ is empty: before it waits
  * for the next CQE it flushes the queue's plug, as a classic receive thread does before it

@@ -13,7 +13,7 @@ struct pd_uring_info {
 	const char *transport;		/* "io_uring" or "classic" */
 	uint32_t queues, depth;		/* ring queues and entries per queue; 0 on classic */
 	uint64_t requests;		/* requests received through the ring */
-	uint64_t commit_waits;		/* replies that waited for a queue's submission lock */
+	uint64_t commit_waits;		/* replies that had to wake their queue's thread */
 };
 
 /* Before fuse_session_mount() (the kernel decides at mount time whether FUSE_INIT offers
