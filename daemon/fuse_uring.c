@@ -57,7 +57,6 @@
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
 #include <liburing.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +78,7 @@
 /* Room in front of an entry's payload for the request's header and fixed argument, so that
  * libfuse sees one contiguous request; a page keeps the payload page-aligned. */
 #define RING_ROOM 4096u
-/* user_data of the eventfd poll (entries are pointers, never this small). */
+/* user_data of the eventfd read (entries are pointers, never this small). */
 #define EVFD_TAG 1u
 /* How long the start may take: FUSE_INIT and registration. */
 #define READY_TIMEOUT_S 10
