@@ -58,8 +58,10 @@ struct pd_config {
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/uring_keys.c */
+	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
+	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"
