@@ -182,6 +182,13 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "queue_max_request_size_bytes", ss->qp.max_request_size);
 	kv(&o, "queue_nr_requests", ss->qp.nr_requests);
 
+	put(&o, "\n# FUSE transport\n");
+	put(&o, "fuse_transport %s\n", ss->transport ? ss->transport : "classic");
+	kv(&o, "fuse_ring_queues", ss->ring_queues);
+	kv(&o, "fuse_ring_depth", ss->ring_depth);
+	kv(&o, "fuse_ring_requests", ss->ring_requests);
+	kv(&o, "fuse_ring_commit_waits", ss->ring_commit_waits);
+
 	put(&o, "\n# plugging, stop and start\n");
 	kv(&o, "plugs", s->plugs);
 	for (int r = 0; r < UNPLUG_NR; r++) {

@@ -80,6 +80,11 @@ struct stats_snapshot {
 	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
 	uint64_t absorb_ns;		/* lateness absorbed into each service time now */
 	struct queue_stats s;
+	/* The FUSE transport, filled in by the daemon (NULL: "classic"). */
+	const char *transport;		/* "classic" or "io_uring" */
+	uint32_t ring_queues, ring_depth;	/* io_uring queues and entries per queue */
+	uint64_t ring_requests;		/* requests received through the rings */
+	uint64_t ring_commit_waits;	/* replies that had to wake their queue's thread */
 };
 
 void lat_hist_add(struct lat_hist *h, uint64_t us);

@@ -32,6 +32,7 @@ enum {
 
 struct fuse_session;
 struct pd_parked;
+struct pd_uring;
 
 /* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
@@ -54,6 +55,7 @@ struct pd {
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
 	int quit_pipe[2];		/* written once to stop the receive threads */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
+	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -32,6 +32,7 @@
 #include "conf/profile.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 static void usage(FILE *f)
 {
@@ -138,7 +139,9 @@ static void pd_reload(struct pd *pd)
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
 	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
-	    nc.mount_threads != pd->cfg.mount_threads)
+	    nc.mount_threads != pd->cfg.mount_threads ||
+	    nc.io_uring.mode != pd->cfg.io_uring.mode ||
+	    nc.io_uring.depth != pd->cfg.io_uring.depth)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
@@ -268,6 +271,7 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	pd_uring_destroy(pd);
 	/* No timer callback may run into the queue or the workers while they go away. */
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
@@ -520,6 +524,7 @@ static void pd_mount_undo(struct pd *pd)
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	pd_uring_destroy(pd);
 }
 
 static int pd_mount(struct pd *pd)
@@ -545,16 +550,36 @@ static int pd_mount(struct pd *pd)
 		log_err("fuse_session_new failed: check mount.options (%s)", opts);
 		return EXIT_USAGE;
 	}
+	/* The transport: the kernel decides at mount time whether FUSE_INIT offers io_uring,
+	 * and FUSE_INIT's reply, before any other request, whether it is used. */
+	if (pd_uring_prepare(pd)) {
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		return EXIT_MOUNT;
+	}
 	if (fuse_session_mount(pd->se, pd->mountpoint)) {
 		log_err("fuse_session_mount %s failed", pd->mountpoint);
 		fuse_session_destroy(pd->se);
 		pd->se = NULL;
+		pd_uring_destroy(pd);
+		return EXIT_MOUNT;
+	}
+	if (pd_uring_setup(pd)) {
+		fuse_session_unmount(pd->se);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		pd_uring_destroy(pd);
 		return EXIT_MOUNT;
 	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
 		pd_mount_undo(pd);
 		return EXIT_RUNTIME;
+	}
+	if (pd_uring_wait_ready(pd)) {
+		/* mount.io_uring = on and no io_uring: the start fails. */
+		pd_mount_undo(pd);
+		return EXIT_MOUNT;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
