@@ -38,6 +38,7 @@
 
 #include "core/clock.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/queue.h"
 
@@ -94,6 +95,9 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	}
 	rq->dispatch_ns = start;
 	rq->deadline_ns = start + lat;
+	/* An injected latency is service time: the command holds its slot for it. */
+	if (c->faults)
+		rq->deadline_ns += fault_latency_ns(c->faults, rq);
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
 	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + lat)

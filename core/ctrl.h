@@ -37,6 +37,9 @@ struct ctrl {
 	struct timer *timer;
 	ctrl_exec_fn exec;
 	void *exec_arg;
+	/* Injected faults whose latency ctrl_admit() adds (core/fault.h), or NULL. Set before
+	 * any I/O; its lock is taken after q->lock. */
+	struct fault_set *faults;
 
 	/* Backend worker pool. Lock order: q->lock, then pool_lock. */
 	pthread_mutex_t pool_lock;

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/merge.h"
 #include "core/queue.h"
@@ -448,6 +449,10 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
 	}
 	ss->s = q->stats;
+	if (q->ctrl->faults)
+		fault_stats(q->ctrl->faults, &ss->faults);
+	else
+		memset(&ss->faults, 0, sizeof(ss->faults));
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)
@@ -462,6 +467,8 @@ void queue_stats_reset(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	now = q_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
+	if (q->ctrl->faults)
+		fault_stats_reset(q->ctrl->faults);
 	q->plugged_since = q->stopped_since = q->last_acct = now;
 	pthread_mutex_unlock(&q->lock);
 }
