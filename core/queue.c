@@ -89,7 +89,7 @@ static void __queue_plug(struct queue *q, uint64_t now)
 
 static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 {
-	if (!q->plugged)
+	if (!q->plugged || q->plug_held)
 		return;
 	set_plugged(q, false);
 	q->runnable_since = now;
@@ -119,7 +119,7 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 
 	while (*tailp)
 		tailp = &(*tailp)->work_next;
-	if (q->plugged || q->stopped)
+	if (q->plugged || q->stopped || q->held)
 		return;
 	while ((rq = q->head)) {
 		uint64_t ready_at = 0;
@@ -378,6 +378,7 @@ void queue_drain(struct queue *q)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
+	q->held = q->frozen = q->plug_held = false;
 	__queue_unplug(q, UNPLUG_IDLE, q_now(q));
 	__queue_run(q, q_now(q), &list);
 	pthread_mutex_unlock(&q->lock);
@@ -390,6 +391,109 @@ void queue_drain(struct queue *q)
 		pthread_cond_wait(&q->idle_wait, &q->lock);
 	__atomic_store_n(&q->drain_waiting, 0, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_hold(struct queue *q, bool hold)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->held = hold;
+	if (!hold) {
+		q->frozen = false;
+		q->runnable_since = q_now(q);
+		__queue_run(q, q->runnable_since, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_plug_hold(struct queue *q, bool plug)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	if (plug) {
+		if (!q->plugged)
+			__queue_plug(q, now);
+		q->plug_held = true;
+	} else if (q->plug_held) {
+		q->plug_held = false;
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_freeze(struct queue *q)
+{
+	pthread_mutex_lock(&q->lock);
+	q->held = true;
+	q->frozen = true;
+	__atomic_store_n(&q->drain_waiting, 1, __ATOMIC_SEQ_CST);
+	while (q->ctrl->in_flight || __atomic_load_n(&q->completing, __ATOMIC_SEQ_CST))
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_thaw(struct queue *q)
+{
+	queue_hold(q, false);
+}
+
+void queue_hold_state(struct queue *q, struct queue_hold_state *st)
+{
+	pthread_mutex_lock(&q->lock);
+	st->held = q->held;
+	st->plug_held = q->plug_held;
+	st->frozen = q->frozen;
+	pthread_mutex_unlock(&q->lock);
+}
+
+unsigned int queue_abort(struct queue *q, int error)
+{
+	struct request *head = NULL, **tailp = &head, *rq, *list = NULL;
+	unsigned int nbios = 0;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = q_now(q);
+	queue_account_time(q, now);
+	while ((rq = q->head)) {
+		queue_unlink(q, rq);
+		rq->work_next = NULL;
+		*tailp = rq;
+		tailp = &rq->work_next;
+		nbios += rq->nr_bios;
+		q->stats.op[rq->op].errors++;
+	}
+	q->held = q->frozen = q->plug_held = false;
+	__queue_unplug(q, UNPLUG_IDLE, now);
+	__atomic_add_fetch(&q->completing, 1, __ATOMIC_SEQ_CST);
+	pthread_cond_broadcast(&q->free_wait);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+
+	while ((rq = head)) {
+		struct bio *bio, *next;
+
+		head = rq->work_next;
+		for (bio = rq->bio; bio; bio = next) {
+			next = bio->next;
+			bio->end_io(bio, error);
+		}
+		free(rq);
+	}
+	if (__atomic_sub_fetch(&q->completing, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&q->drain_waiting, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->idle_wait);
+		pthread_mutex_unlock(&q->lock);
+	}
+	return nbios;
 }
 
 bool queue_is_idle(struct queue *q)

@@ -32,6 +32,9 @@ struct queue {
 
 	bool plugged;			/* q->lock */
 	bool stopped;			/* q->lock */
+	bool held;			/* q->lock: stopped by hand (queue_hold) */
+	bool plug_held;			/* q->lock: plugged by hand (queue_plug_hold) */
+	bool frozen;			/* q->lock: held by queue_freeze() */
 	enum stop_reason stop_reason;	/* q->lock */
 	uint64_t plugged_since;		/* q->lock */
 	uint64_t stopped_since;		/* q->lock */
@@ -99,6 +102,34 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss);
 
 /* Zero the counters (the state stays). */
 void queue_stats_reset(struct queue *q);
+
+/* Hold the queue stopped (@hold) or let it go, by hand, as blk_stop_queue() and
+ * blk_start_queue(): while held nothing is dispatched and arriving bios queue and merge.
+ * Independent of the controller's own stops. Call without q->lock. */
+void queue_hold(struct queue *q, bool hold);
+
+/* Hold the queue plugged (@plug) until called again with false; while held, none of the
+ * automatic unplug rules applies. Call without q->lock. */
+void queue_plug_hold(struct queue *q, bool plug);
+
+/* Hold the queue and wait until nothing is in flight: the image is then consistent and
+ * stays so until queue_thaw(). Queued requests stay queued. Call without q->lock. */
+void queue_freeze(struct queue *q);
+
+/* End a freeze (and the hold it took). Call without q->lock. */
+void queue_thaw(struct queue *q);
+
+struct queue_hold_state {
+	bool held, plug_held, frozen;
+};
+
+/* The holds in force. */
+void queue_hold_state(struct queue *q, struct queue_hold_state *st);
+
+/* Fail every queued request that has not started with @error (-errno), and release every
+ * hold. In-flight requests are left to complete. Returns how many bios were failed. Call
+ * without q->lock. */
+unsigned int queue_abort(struct queue *q, int error);
 
 /* Whether nothing is queued or in flight. */
 bool queue_is_idle(struct queue *q);

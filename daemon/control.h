@@ -11,6 +11,7 @@
 #ifndef PLUGDISK_CONTROL_H
 #define PLUGDISK_CONTROL_H
 
+#include <fuse_lowlevel.h>
 #include <stdarg.h>
 #include <stddef.h>
 
@@ -45,5 +46,12 @@ int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out
 
 /* The listing a read of the control file returns. */
 void control_show(struct pd *pd, struct ctl_out *out);
+
+/* The file: open, read (the answer to this descriptor's last command, else the listing),
+ * write (one command) and release. Each replies. */
+void control_file_open(fuse_req_t req, struct fuse_file_info *fi);
+void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi);
+void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi);
+void control_file_release(fuse_req_t req, struct fuse_file_info *fi);
 
 #endif

@@ -16,7 +16,10 @@
 #include "core/timer.h"
 
 /* Inode numbers of the mount's fixed tree. */
-enum { INO_ROOT = 1, INO_DISK, INO_STATS, INO_STAT, INO_NR };
+enum { INO_ROOT = 1, INO_DISK, INO_STATS, INO_STAT, INO_CONTROL, INO_NR };
+
+/* The errno of requests on the disk once the daemon is stopping, as a removed device's. */
+#define PD_ESTOPPED EIO
 
 /* Exit statuses, documented in plugdisk(8). */
 enum {
@@ -29,7 +32,7 @@ enum {
 
 struct fuse_session;
 
-/* Large buffers kept for reuse (fuse_ops.c), each max_write and a page. */
+/* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
 
 struct pd {
@@ -48,6 +51,7 @@ struct pd {
 	unsigned int nr_threads;	/* FUSE receive threads */
 	pthread_t *threads;
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
+	int quit_pipe[2];		/* written once to stop the receive threads */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
@@ -73,13 +77,13 @@ struct pd {
 	bool bigbuf_used;			/* data_lock: one taken or kept since the last trim */
 };
 
-/* The FUSE operations (daemon/fuse_ops.c). */
+/* The FUSE operations (daemon/fuse_ops.c); the receive threads (daemon/fuse_loop.c). */
 extern const struct fuse_lowlevel_ops pd_fuse_ops;
 
 /* Run the FUSE receive loop in @pd->nr_threads threads. 0 or -errno. */
 int pd_fuse_start(struct pd *pd);
 
-/* Interrupt and join the receive threads (after the session was told to exit). */
+/* Stop and join the receive threads (after the session was told to exit). */
 void pd_fuse_join(struct pd *pd);
 
 /* Give back the large buffers kept for reuse: all of them when @idle_only is false (at exit,

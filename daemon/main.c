@@ -175,15 +175,51 @@ static void log_disk_holders(const char *disk)
 	}
 }
 
-static int pd_shutdown(struct pd *pd)
+/* Stop as a removed device does: new requests on the disk fail at once with PD_ESTOPPED,
+ * and what is queued or in flight completes normally, with the emulated limits and service
+ * latency lifted, so that the stop takes the backing I/O's own time. A second SIGTERM or
+ * SIGINT fails the queued requests that have not started and ends the wait. */
+static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
+{
+	struct ctrl_params cp = pd->cfg.ctrl;
+	struct stats_snapshot *ss = malloc(sizeof(*ss));
+
+	if (ss) {
+		queue_snapshot(&pd->q, ss);
+		log_info("stopping: new requests fail with EIO; completing %" PRIu64 " queued and %" PRIu64 " "
+			 "in-flight requests without the emulated limits",
+			 (uint64_t)ss->queued_requests, (uint64_t)ss->in_flight);
+		free(ss);
+	}
+	cp.bandwidth = cp.read_bandwidth = cp.write_bandwidth = 0;
+	cp.iops = cp.read_iops = cp.write_iops = 0;
+	cp.latency_us = cp.read_latency_us = cp.write_latency_us = cp.flush_latency_us = 0;
+	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
+	queue_hold(&pd->q, false);
+	queue_plug_hold(&pd->q, false);
+	queue_unplug_idle(&pd->q);
+	while (!queue_is_idle(&pd->q)) {
+		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+		int sig = sigtimedwait(sigs, NULL, &ts);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			unsigned int n = queue_abort(&pd->q, -PD_ESTOPPED);
+
+			log_warn("stopping at once (second %s): failed %u queued requests with EIO",
+				 sig == SIGTERM ? "SIGTERM" : "SIGINT", n);
+		}
+	}
+	queue_drain(&pd->q);
+}
+
+static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 {
 	char disk[PATH_MAX + 8];
 	int ret, status = EXIT_OK;
 
-	__atomic_store_n(&pd->stopping, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
 	sd_notify(0, "STOPPING=1");
-	log_info("stopping: draining the queue");
-	queue_drain(&pd->q);
+	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
 		status = EXIT_RUNTIME; /* backend_sync logged it */
@@ -562,6 +598,8 @@ int main(int argc, char **argv)
 	pd->mode[INO_DISK] = S_IFREG | 0600;
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
+	pd->mode[INO_CONTROL] = S_IFREG | 0600;
+	pd->quit_pipe[0] = pd->quit_pipe[1] = -1;
 
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
@@ -614,7 +652,7 @@ int main(int argc, char **argv)
 			pd_fuse_trim_buffers(pd, true);
 		}
 	}
-	ret = pd_shutdown(pd);
+	ret = pd_shutdown(pd, &sigs);
 	conf_free(&pd->cfg);
 	return ret;
 

@@ -64,7 +64,7 @@ perm "rename disk" mv -T "$MNT/disk" "$MNT/disk2"
 perm "rename onto stats" mv -T "$MNT/disk" "$MNT/stats"
 perm "hard link" ln "$MNT/disk" "$MNT/disk3"
 perm "symlink" ln -s disk "$MNT/sym"
-assert_eq "$(ls "$MNT" | sort | tr '\n' ' ')" "disk stat stats " "directory listing"
+assert_eq "$(ls "$MNT" | sort | tr '\n' ' ')" "control disk stat stats " "directory listing"
 assert_eq "$(sha_of "$D")" "$before" "disk content after namespace changes"
 
 # stats: writes other than "reset" fail, and chmod cannot make it writable.

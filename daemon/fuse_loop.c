@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/* The FUSE receive threads: read requests from /dev/fuse, hand them to libfuse, and flush the
+ * queue's plug before sleeping.
+ *
+ * Before a receive thread blocks for the next request with nothing pending, it unplugs the
+ * queue, the way the block layer flushes a task's plug when the task sleeps: a lone
+ * synchronous request never waits for the unplug timer.
+ *
+ * Stopping. /dev/fuse is non-blocking: a thread reads, and only when nothing is there does
+ * it sleep in poll() on /dev/fuse and on the quit pipe. pd_fuse_join() writes to the pipe,
+ * which wakes every sleeping thread at once; no signal is involved, so no system call of a
+ * thread doing I/O is interrupted (nbdkit's quit pipe). */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "daemon/daemon.h"
+#include "daemon/data.h"
+
+static bool fuse_has_pending(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+/* A receive thread runs the I/O it dispatches itself (as blk-mq issues directly from the
+ * submitter) unless that would leave FUSE requests waiting with no thread to read them: then
+ * it hands the I/O to a worker and goes back for the next request. A FUSE request is left
+ * waiting only when one is pending and every other receive thread is busy. */
+static __thread bool tls_fuse_idle; /* this thread just saw no FUSE request left unread */
+
+/* Another receive thread is in read() or waiting to: the kernel hands it the next request. */
+static bool pd_reader_waiting(struct pd *pd)
+{
+	return __atomic_load_n(&pd->readers_waiting, __ATOMIC_RELAXED) != 0;
+}
+
+static bool pd_may_run_inline(void *arg)
+{
+	struct pd *pd = arg;
+
+	return tls_fuse_idle || pd_reader_waiting(pd) || !fuse_has_pending(pd->fuse_fd);
+}
+
+/* Sleep until /dev/fuse has a request or the quit pipe is written. Returns false on quit. */
+static bool pd_fuse_wait(struct pd *pd)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = pd->fuse_fd, .events = POLLIN },
+		{ .fd = pd->quit_pipe[0], .events = POLLIN },
+	};
+
+	for (;;) {
+		int n = poll(pfd, 2, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_err("poll /dev/fuse: %m");
+			return false;
+		}
+		if (pfd[1].revents)
+			return false;
+		return true; /* readable, or an error the next read reports */
+	}
+}
+
+static void *pd_fuse_thread(void *arg)
+{
+	struct pd *pd = arg;
+	struct fuse_session *se = pd->se;
+	struct fuse_buf fbuf = { .mem = NULL };
+	int fd = pd->fuse_fd;
+
+	pthread_setname_np(pthread_self(), "plugdisk-fuse");
+	ctrl_set_thread_inline(pd_may_run_inline, pd);
+	pd_data_set_rxbuf(&fbuf);
+	while (!fuse_session_exited(se)) {
+		int res;
+
+		/* Nothing more for this thread to submit: flush the plug before sleeping. When
+		 * another receive thread waits in read(), the next request is its to submit, so
+		 * this thread unplugs without asking the kernel: a poll() per request is a
+		 * measurable part of a lone synchronous request's round trip. */
+		if (queue_needs_unplug(&pd->q) && (pd_reader_waiting(pd) || !fuse_has_pending(fd))) {
+			tls_fuse_idle = true; /* spares pd_may_run_inline() a second poll */
+			queue_unplug_idle(&pd->q);
+			tls_fuse_idle = false;
+		}
+		/* Our own buffers only: their capacity is known (PD_RXBUF_SIZE). */
+		if (!fbuf.mem) {
+			fbuf.mem = pd_data_rxbuf_get(pd);
+			fbuf.size = PD_RXBUF_SIZE;
+			if (!fbuf.mem) {
+				log_err("malloc (receive buffer): %s", strerror(ENOMEM));
+				break;
+			}
+		}
+		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		res = fuse_session_receive_buf(se, &fbuf);
+		if (res == -EAGAIN) {
+			bool go = pd_fuse_wait(pd);
+
+			__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+			if (!go)
+				break;
+			continue;
+		}
+		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		if (res == -EINTR)
+			continue;
+		if (res <= 0) {
+			if (res < 0 && res != -ENODEV)
+				log_err("fuse_session_receive_buf: %s", strerror(-res));
+			break;
+		}
+		fuse_session_process_buf(se, &fbuf);
+	}
+	pd_data_set_rxbuf(NULL);
+	free(fbuf.mem);
+	/* The kernel ended the session (unmounted from outside): tell the main thread. */
+	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+		kill(getpid(), SIGTERM);
+	return NULL;
+}
+
+int pd_fuse_start(struct pd *pd)
+{
+	int fl;
+
+	pd->fuse_fd = fuse_session_fd(pd->se);
+	fl = fcntl(pd->fuse_fd, F_GETFL);
+	if (fl < 0 || fcntl(pd->fuse_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		int err = errno;
+
+		log_err("fcntl /dev/fuse O_NONBLOCK: %s", strerror(err));
+		return -err;
+	}
+	if (pipe2(pd->quit_pipe, O_CLOEXEC) < 0) {
+		int err = errno;
+
+		log_err("pipe2: %s", strerror(err));
+		return -err;
+	}
+	pd->threads = calloc(pd->nr_threads, sizeof(*pd->threads));
+	if (!pd->threads)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < pd->nr_threads; i++) {
+		int err = pthread_create(&pd->threads[i], NULL, pd_fuse_thread, pd);
+
+		if (err) {
+			log_err("pthread_create (fuse): %s", strerror(err));
+			pd->nr_threads = i;
+			return -err;
+		}
+	}
+	return 0;
+}
+
+void pd_fuse_join(struct pd *pd)
+{
+	char c = 'q';
+
+	/* The pipe stays readable: every thread sees it, whenever it next waits. */
+	if (pd->quit_pipe[1] >= 0) {
+		while (write(pd->quit_pipe[1], &c, 1) < 0 && errno == EINTR)
+			;
+	}
+	for (unsigned int i = 0; i < pd->nr_threads; i++)
+		pthread_join(pd->threads[i], NULL);
+	free(pd->threads);
+	pd->threads = NULL;
+	pd->nr_threads = 0;
+	for (int i = 0; i < 2; i++) {
+		if (pd->quit_pipe[i] >= 0)
+			close(pd->quit_pipe[i]);
+		pd->quit_pipe[i] = -1;
+	}
+}
