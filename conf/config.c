@@ -703,11 +703,56 @@ wrong_type:
 		       type_name(type));
 }
 
+/* faults = ( "SPEC", ... ): each string is checked by the core's fault parser. */
+static int load_faults(struct load_ctx *ctx, const config_setting_t *s)
+{
+	struct origin o = setting_origin(ctx, s);
+	struct conf_faults nf = { 0 };
+	int ret = check_include(ctx, &o);
+
+	if (ret)
+		return ret;
+	if (!config_setting_is_list(s) && !config_setting_is_array(s))
+		return key_err(ctx, &o, "faults", -EINVAL, "expected a list of strings ( \"...\" ), got %s",
+			       type_name(config_setting_type(s)));
+	for (int i = 0; i < config_setting_length(s); i++) {
+		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+		struct origin eo = setting_origin(ctx, e);
+		const char *spec;
+		char key[32], why[512];
+
+		snprintf(key, sizeof(key), "faults[%d]", i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING) {
+			ret = key_err(ctx, &eo, key, -EINVAL, "expected a string, got %s",
+				      type_name(config_setting_type(e)));
+			goto err;
+		}
+		spec = config_setting_get_string(e);
+		ret = conf_fault_check(spec, why, sizeof(why));
+		if (!ret)
+			ret = conf_faults_append(&nf, spec, strlen(spec));
+		if (ret) {
+			ret = key_err(ctx, &eo, key, ret, "%s",
+				      ret == -EINVAL ? why : ret == -ENOSPC ? "too many faults" : "out of memory");
+			goto err;
+		}
+	}
+	conf_faults_free(&ctx->c->faults);
+	ctx->c->faults = nf;
+	return 0;
+err:
+	conf_faults_free(&nf);
+	return ret;
+}
+
 static int load_group(struct load_ctx *ctx, const config_setting_t *g)
 {
 	const char *gname = config_setting_name(g);
 	bool known = false;
 	char full[256];
+
+	if (!strcmp(gname, "faults"))
+		return load_faults(ctx, g);
 
 	for (size_t i = 0; i < NGROUPS; i++)
 		if (!strcmp(gname, conf_groups[i]))
@@ -856,6 +901,30 @@ static int parse_bool(const char *s, bool *out)
 	return -EINVAL;
 }
 
+/* --set faults="SPEC; SPEC": replaces the list ("" empties it). */
+static int apply_set_faults(struct load_ctx *ctx, const char *set, const char *val)
+{
+	struct origin o = { .set = set };
+	struct conf_faults nf;
+	char key[32], why[512];
+	int ret = conf_faults_split(val, &nf);
+
+	if (ret)
+		return key_err(ctx, &o, "faults", ret,
+			       ret == -ENOSPC ? "too many faults" : "out of memory");
+	for (size_t i = 0; i < nf.n; i++) {
+		ret = conf_fault_check(nf.spec[i], why, sizeof(why));
+		if (ret) {
+			snprintf(key, sizeof(key), "faults[%zu]", i);
+			conf_faults_free(&nf);
+			return key_err(ctx, &o, key, ret, "%s", why);
+		}
+	}
+	conf_faults_free(&ctx->c->faults);
+	ctx->c->faults = nf;
+	return 0;
+}
+
 static int apply_set(struct load_ctx *ctx, const char *set)
 {
 	const char *eq = strchr(set, '='), *val;
@@ -868,6 +937,8 @@ static int apply_set(struct load_ctx *ctx, const char *set)
 		return -EINVAL;
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - set), set);
+	if (!strcmp(name, "faults"))
+		return apply_set_faults(ctx, set, eq + 1);
 	k = key_find(set, (size_t)(eq - set));
 	if (!k)
 		return key_err(ctx, &o, name, -EINVAL, "unknown key");
@@ -963,6 +1034,7 @@ void conf_free(struct pd_config *c)
 	free(c->mount_point);
 	free(c->mount_options);
 	c->disk_image = c->disk_name = c->mount_point = c->mount_options = NULL;
+	conf_faults_free(&c->faults);
 }
 
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
@@ -1071,4 +1143,10 @@ void conf_print(const struct pd_config *c, void *FILE_stream)
 	}
 	if (group)
 		fputs("};\n", f);
+	fputs("\n# injected faults, one string each (see plugdisk.conf(5))\nfaults = (", f);
+	for (size_t i = 0; i < c->faults.n; i++) {
+		fputs(i ? ",\n\t" : "\n\t", f);
+		print_string(f, c->faults.spec[i]);
+	}
+	fputs(c->faults.n ? "\n);\n" : " );\n", f);
 }

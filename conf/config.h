@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conf/faults.h"
 #include "core/params.h"
 
 struct pd_config {
@@ -21,6 +22,7 @@ struct pd_config {
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
+	struct conf_faults faults;	/* faults: the faults a run starts with (conf/faults.h) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"

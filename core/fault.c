@@ -1637,9 +1637,9 @@ int fault_list(struct fault_set *fs, fault_line_fn fn, void *arg)
 
 		for (struct fault_held *h = fs->held; h; h = h->next)
 			nheld += h->fault_id == f->id;
-		sb_printf(&b, "fault %u ", f->id);
+		sb_printf(&b, "fault add ");
 		spec_format(&b, &f->s);
-		sb_printf(&b, " # source=%s matched=%" PRIu64 " injected=%" PRIu64,
+		sb_printf(&b, " # id=%u source=%s matched=%" PRIu64 " injected=%" PRIu64, f->id,
 			  f->origin == FAULT_FROM_CONFIG ? "config" : "control", f->matched,
 			  f->injected);
 		if (f->s.effect == FAULT_STALL)

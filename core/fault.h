@@ -144,8 +144,8 @@ uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq);
  * stalls and bad blocks, and runs the rest through the lower stage. */
 int fault_exec(void *arg, struct request *rq);
 
-/* Called once per fault, in id order, with one line (no newline):
- *   "fault ID SPEC # source=config|control matched=N injected=N held=N"
+/* Called once per fault, in id order, with one line (no newline), a control command:
+ *   "fault add SPEC # id=ID source=config|control matched=N injected=N [held=N]"
  * where SPEC reads back through fault_add() (a dust fault lists the bad blocks left). */
 typedef void (*fault_line_fn)(void *arg, const char *line);
 

@@ -23,6 +23,7 @@
 #include "core/log.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/fault_ctl.h"
 
 #define CTL_MAX_LINE 4096
 #define CTL_MAX_ARGS 64
@@ -115,6 +116,10 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
 	  ctl_queue },
 	{ "thaw", "thaw: end a freeze", ctl_queue },
+	{ "fault", "fault add SPEC | fault del ID | fault clear | fault list: injected faults",
+	  fault_ctl_cmd },
+	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
+	  fault_ctl_release },
 	{ "help", "help: list the commands", ctl_help },
 };
 
@@ -129,6 +134,7 @@ static void ctl_show_queue(struct pd *pd, struct ctl_out *out)
 
 static const ctl_show_fn ctl_shows[] = {
 	ctl_show_queue,
+	fault_ctl_show,
 };
 
 static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out)

@@ -395,9 +395,11 @@ START_TEST(test_seed_drawn_and_listed)
 
 		ck_assert_int_eq(fault_list(&FS, copy_line, line), 0);
 		ck_assert_ptr_nonnull(strstr(line, " seed="));
-		ck_assert_ptr_nonnull(strstr(line, "# source=control matched=0 injected=0"));
-		*strstr(line, " #") = '\0';
-		ck_assert_int_eq(fault_spec_parse(strchr(line + 6, ' ') + 1, &s, err, sizeof(err)), 0);
+		ck_assert_ptr_nonnull(strstr(line, "# id=1 source=control matched=0 injected=0"));
+		ck_assert_str_eq(strtok(line, " "), "fault");
+		ck_assert_str_eq(strtok(NULL, " "), "add");
+		*strstr(line + 10, " #") = '\0';
+		ck_assert_int_eq(fault_spec_parse(line + 10, &s, err, sizeof(err)), 0);
 		ck_assert(s.has_seed);
 		fault_spec_free(&s);
 	}
