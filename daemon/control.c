@@ -289,7 +289,7 @@ void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_fi
 	 * once run one after the other, each with its own answer. */
 	pthread_mutex_lock(&cf->lock);
 	ret = control_run(pd, line, n, &cf->out);
-	cf->answered = !ret;
+	cf->answered = true; /* the answer, or why the command failed */
 	cf->listed = false;
 	pthread_mutex_unlock(&cf->lock);
 	free(line);

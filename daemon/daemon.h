@@ -96,4 +96,7 @@ void pd_fuse_trim_buffers(struct pd *pd, bool idle_only);
 /* `plugdisk top` (daemon/top.c). Returns an exit status. */
 int pd_top_main(int argc, char **argv);
 
+/* `plugdisk ctl` (daemon/ctl_client.c). Returns an exit status. */
+int pd_ctl_main(int argc, char **argv);
+
 #endif

@@ -32,6 +32,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
 		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
 		"\n"
@@ -503,6 +504,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
 		return pd_top_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ctl"))
+		return pd_ctl_main(argc - 1, argv + 1);
 
 	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, NULL)) != -1) {
 		switch (c) {

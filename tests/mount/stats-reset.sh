@@ -15,7 +15,16 @@ assert_gt "$(awk '{print $5}' "$MNT/stat")" 0 "writes completed in stat before r
 grep -q "Invalid argument" "$T/err" || { cat "$T/err" >&2; fail "'hello' to stats: not EINVAL"; }
 assert_gt "$(stat_get write_bios)" 0 "a refused write left the counters"
 
+(printf 'reset\0junk' >>"$MNT/stats") 2>/dev/null && fail "writing 'reset\\0junk' to stats succeeded"
+assert_gt "$(stat_get write_bios)" 0 "'reset\\0junk' left the counters"
+
 printf 'reset\n' >>"$MNT/stats" || fail "writing reset to stats (>>) failed"
+# Once more through one descriptor opened for appending: the second write comes at an offset.
+exec 3>>"$MNT/stats"
+printf 'reset\n' >&3 || fail "first reset through one O_APPEND descriptor failed"
+printf 'reset\n' >&3 || fail "second reset through one O_APPEND descriptor failed"
+exec 3>&-
+printf 'reset\n' >>"$MNT/stats" || fail "writing reset to stats (>>) after earlier writes failed"
 stats_save "$T/s1"
 for n in read_bios read_ios read_bytes write_bios write_ios write_bytes write_merges \
 	flush_bios flush_ios unplug_idle queue_stops queue_stops_budget write_lat_max_us; do

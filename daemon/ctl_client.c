@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/* `plugdisk ctl MOUNTPOINT [COMMAND...]`: write one command to MOUNTPOINT/control and print
+ * the answer, or, with no command, print the control file's listing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+/* Copy what remains of @fd to @out. Returns 0 or -errno. */
+static int ctl_copy(int fd, FILE *out)
+{
+	char buf[4096];
+
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		fwrite(buf, 1, (size_t)n, out);
+	}
+}
+
+int pd_ctl_main(int argc, char **argv)
+{
+	char path[4096], *cmd;
+	size_t len = 0;
+	int fd, ret;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fprintf(argc < 2 ? stderr : stdout,
+			"Usage: plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+			"Write COMMAND to MOUNTPOINT/control and print its answer; with no COMMAND,\n"
+			"print the control file's listing. 'plugdisk ctl MOUNTPOINT help' lists the\n"
+			"commands.\n");
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/control", argv[1]) >= sizeof(path)) {
+		fprintf(stderr, "plugdisk ctl: %s: path too long\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	fd = open(path, argc > 2 ? O_RDWR : O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "plugdisk ctl: %s: %s\n", path, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (argc == 2) {
+		ret = ctl_copy(fd, stdout);
+		close(fd);
+		if (ret) {
+			fprintf(stderr, "plugdisk ctl: read %s: %s\n", path, strerror(-ret));
+			return EXIT_RUNTIME;
+		}
+		return EXIT_OK;
+	}
+	for (int i = 2; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	cmd = malloc(len + 1);
+	if (!cmd) {
+		close(fd);
+		fprintf(stderr, "plugdisk ctl: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	cmd[0] = '\0';
+	for (int i = 2; i < argc; i++) {
+		strcat(cmd, argv[i]);
+		strcat(cmd, i + 1 < argc ? " " : "\n");
+	}
+	ret = 0;
+	while (write(fd, cmd, strlen(cmd)) < 0) {
+		if (errno != EINTR) {
+			ret = errno;
+			break;
+		}
+	}
+	free(cmd);
+	/* The answer, or the reason the command failed. */
+	ctl_copy(fd, ret ? stderr : stdout);
+	close(fd);
+	if (ret) {
+		fprintf(stderr, "plugdisk ctl: %s: %s\n", argv[2], strerror(ret));
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
