@@ -27,6 +27,7 @@ static char err[1024];
 static const char *write_conf(const char *text, mode_t mode)
 {
 	static char path[PATH_MAX];
+	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/t%u-%d.conf", tmpdir, nfiles++, (int)getpid());
 	f = fopen(path, "w");
@@ -485,6 +486,7 @@ START_TEST(test_print_round_trip)
 			 S("controller.iops=10000000"), S("queue.plug=off"), S("mount.options=ro,fsname=x"),
 			 S("queue.max_request_size=16M") };
 	char *pc, *pd, path[PATH_MAX];
+	FILE *f;
 
 	ck_assert_msg(conf_load(NULL, sets, 8, &c, err, sizeof(err)) == 0, "%s", err);
 	pc = print_to_string(&c);
