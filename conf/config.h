@@ -1,5 +1,30 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading and validation of the plugdisk configuration (libconfig file plus --set overrides). */
+/* Loading and validation of the plugdisk configuration (libconfig file plus --set overrides).
+ *
+ * How to add a key. Every key belongs to a table that its module owns (conf/key.h):
+ *   1. Its value: a member of struct pd_config below. A module with several keys adds one
+ *      member, its own params struct (as queue and ctrl are), declared in its own header.
+ *   2. Its table, in a file of its own, e.g. conf/cache_keys.c:
+ *        static const struct conf_key cache_keys[] = {
+ *            CONF_KEY("cache.size", CONF_SIZE, cache.size, 4096, 1ull << 40, 4096, CONF_ZERO_OK,
+ *                     "bytes of page cache in front of the image, 0 = none"),
+ *        };
+ *        static void cache_defaults(struct pd_config *c) { c->cache.size = 0; }
+ *        const struct conf_table conf_cache_table = CONF_TABLE(cache_keys, cache_defaults, NULL);
+ *      A key is "group.name" (a new group appears in the file as `cache = { ... };`) or a
+ *      bare "name" for a top-level setting (`faults = ( ... );`). Types: CONF_BOOL, CONF_U32,
+ *      CONF_U64, CONF_SIZE, CONF_STRING and CONF_ENUM (CONF_ENUM_KEY: one word of a list,
+ *      e.g. mount.io_uring = "auto" | "on" | "off") are loaded, range-checked, settable with
+ *      --set and printed by the loader. CONF_CUSTOM_KEY gives a key its own parser (struct
+ *      conf_custom): parse a string (an NBD URI), load a libconfig list or group (faults),
+ *      print, release. With CONF_FIRST a key is applied before all others and its parser
+ *      may preset other keys with conf_preset() (profile = "hdd"), so what the user sets
+ *      wins. Rules across keys go in the table's validate hook (conf_reject,
+ *      conf_check_not_above). A group may be spread over several tables.
+ *   3. One line in conf/tables.c: `&conf_cache_table,` (and its extern).
+ *   4. The key's documentation in conf/plugdisk.conf and README.md's key table.
+ * Messages then name the file and line or the option, and the key, with no more code; a
+ * wrong value exits with status 2. config.c itself does not change. */
 #ifndef PLUGDISK_CONFIG_H
 #define PLUGDISK_CONFIG_H
 
@@ -49,12 +74,25 @@ void conf_free(struct pd_config *c);
 int conf_load(const char *file, char *const *sets, size_t nsets, struct pd_config *out,
 	      char *err, size_t errlen);
 
+/* One setting from the command line, as the user typed it. */
+struct conf_arg {
+	const char *opt;	/* "--set", "-s", "--size": messages say "OPT ARG: KEY: reason" */
+	const char *key;	/* the key the option sets; NULL for --set (ARG is KEY=VALUE) */
+	const char *arg;	/* the option's argument */
+};
+
+/* conf_load, with settings that name the option they came from:
+ *   "-s 1000: disk.size: must be a multiple of 512 (got 1000)" */
+int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
+		   struct pd_config *out, char *err, size_t errlen);
+
 /* Parse "4096", "4K", "1M", "2G", "1T" (binary multiples) into bytes. 0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
 
-/* Refuse @file for a daemon running as @euid if it is unsafe: for euid 0, a file writable
- * by group or others, or owned by a user other than root. conf_load calls it with
- * geteuid() on the file and on every file it @includes. 0, -EPERM or -errno (stat). */
+/* Refuse @file for a daemon running as @euid if it cannot be read or is unsafe: it must open,
+ * be a regular file and, for euid 0, be neither writable by group or others nor owned by a
+ * user other than root. conf_load calls it with geteuid() on the file and on every file it
+ * @includes. 0, -EPERM, -EINVAL (not a regular file) or -errno (open, fstat). */
 int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen);
 
 /* Print every key with its current value in libconfig syntax (for --dump-config / docs). */

@@ -83,7 +83,6 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 				snprintf(err, errlen, "ftruncate %s to %llu bytes: %s", path,
 					 (unsigned long long)size, strerror(saved));
 				ret = -saved;
-				unlink(path);
 				goto out_close;
 			}
 			st.st_size = (off_t)size;
@@ -113,9 +112,16 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 	return 0;
 
 out_close:
+	/* Remove the image we created, once, while we still hold it and only if the path still
+	 * names it: another process may have put a file of its own there since. */
+	if (created) {
+		struct stat now;
+
+		if (fstat(fd, &st) == 0 && stat(path, &now) == 0 && now.st_dev == st.st_dev &&
+		    now.st_ino == st.st_ino)
+			unlink(path);
+	}
 	close(fd);
-	if (created)
-		unlink(path);
 	return ret;
 }
 

@@ -32,6 +32,7 @@ enum {
 };
 
 struct fuse_session;
+struct pd_parked;
 
 /* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
@@ -39,8 +40,8 @@ struct fuse_session;
 struct pd {
 	struct pd_config cfg;		/* settings in force; main thread only after start */
 	const char *config_file;	/* -c, or NULL */
-	char **sets;			/* --set KEY=VALUE, re-applied on reload */
-	size_t nsets;
+	struct conf_arg *args;		/* -i, -s, -o, --set: re-applied on reload */
+	size_t nargs;
 	const char *mountpoint;
 
 	struct backend be;
@@ -72,6 +73,11 @@ struct pd {
 	pthread_mutex_t data_lock;
 	pthread_cond_t data_cond;	/* data_lock: buffers were freed */
 	size_t data_in_flight;		/* data_lock */
+	unsigned int data_waiters;	/* data_lock: receive threads waiting for the budget */
+	struct pd_parked *parked;	/* data_lock: requests parked by the last free thread */
+	size_t parked_bytes;		/* data_lock: memory they hold */
+	uint64_t stats_parked;		/* data_lock: requests ever parked */
+	int kick_fd;			/* eventfd: budget freed while requests are parked */
 	/* Large data buffers done with, kept for the next large read or receive thread
 	 * instead of going back to malloc. */
 	void *bigbuf_free[PD_BIGBUF_FREE_MAX];	/* data_lock */

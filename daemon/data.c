@@ -20,6 +20,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "daemon/daemon.h"
@@ -45,6 +46,7 @@ struct pd_io {
 	struct pd *pd;
 	size_t charged;		/* bytes of data taken from the daemon's data budget */
 	void *bigbuf;		/* the large buffer that holds its data (see pd_bigbuf_put), or NULL */
+	void *heapbuf;		/* a parked small write's data, or NULL */
 	struct iovec iov;
 	char data[];		/* the read or write buffer, or a range bio's iovecs */
 };
@@ -66,28 +68,83 @@ static bool pd_refuse(struct pd *pd, fuse_req_t req)
 /* ---- the data budget ---- */
 
 /* A receive thread that would exceed the budget waits for completions, like a submitter
- * waiting for a free request. One request may always proceed alone, however large. */
-static void pd_data_get(struct pd *pd, size_t bytes)
+ * waiting for a free request. One request may always proceed alone, however large.
+ *
+ * But the last receive thread not waiting never waits: it parks the request (a read costs
+ * nothing parked; a write keeps its data, taking over its receive buffer when large) and goes
+ * back to /dev/fuse, so that stats, stat and control always answer, however saturated the
+ * data path. Parked data is bounded too (PD_PARK_BUDGET); beyond it, the last thread waits
+ * like the others. Parked requests are submitted in arrival order as the budget frees, by
+ * the receive threads (pd_data_unpark()), which a completion wakes through kick_fd. */
+#define PD_PARK_BUDGET PD_DATA_BUDGET
+
+/* data_lock held: whether @bytes more fit in the budget now. */
+static bool pd_data_fits(struct pd *pd, size_t bytes)
 {
+	return !pd->data_in_flight || pd->data_in_flight + bytes <= PD_DATA_BUDGET;
+}
+
+/* Take @bytes of the budget, waiting if need be; or, when @park_bytes is not 0 and this is
+ * the last receive thread not waiting, return false without waiting: the caller parks the
+ * request, which holds @park_bytes meanwhile. Returns true when the budget was taken. */
+static bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes)
+{
+	bool got = true;
+
 	pthread_mutex_lock(&pd->data_lock);
-	while (pd->data_in_flight && pd->data_in_flight + bytes > PD_DATA_BUDGET) {
+	while (!pd_data_fits(pd, bytes)) {
+		if (park_bytes && pd->data_waiters + 1 >= pd->nr_threads &&
+		    pd->parked_bytes + park_bytes <= PD_PARK_BUDGET) {
+			pd->parked_bytes += park_bytes;
+			got = false;
+			break;
+		}
 		/* Whatever holds the budget must be able to move: flush our plug first. */
 		pthread_mutex_unlock(&pd->data_lock);
 		queue_unplug_idle(&pd->q);
 		pthread_mutex_lock(&pd->data_lock);
-		if (pd->data_in_flight && pd->data_in_flight + bytes > PD_DATA_BUDGET)
+		if (!pd_data_fits(pd, bytes)) {
+			pd->data_waiters++;
 			pthread_cond_wait(&pd->data_cond, &pd->data_lock);
+			pd->data_waiters--;
+		}
 	}
-	pd->data_in_flight += bytes;
+	if (got)
+		pd->data_in_flight += bytes;
 	pthread_mutex_unlock(&pd->data_lock);
+	return got;
+}
+
+static void pd_data_get(struct pd *pd, size_t bytes)
+{
+	pd_data_get_or_park(pd, bytes, 0);
 }
 
 static void pd_data_put(struct pd *pd, size_t bytes)
 {
+	bool kick;
+
 	pthread_mutex_lock(&pd->data_lock);
 	pd->data_in_flight -= bytes;
+	kick = pd->parked != NULL;
 	pthread_mutex_unlock(&pd->data_lock);
 	pthread_cond_broadcast(&pd->data_cond);
+	if (kick) {
+		uint64_t one = 1;
+
+		/* A full counter already wakes a thread: nothing to do on EAGAIN. */
+		if (write(pd->kick_fd, &one, sizeof(one)) < 0) {
+		}
+	}
+}
+
+/* Give back @held parked bytes counted by pd_data_get_or_park() for a request that was not
+ * parked after all. */
+static void pd_data_unhold(struct pd *pd, size_t held)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	pd->parked_bytes -= held;
+	pthread_mutex_unlock(&pd->data_lock);
 }
 
 /* ---- large buffers ---- */
@@ -167,6 +224,7 @@ static void pd_io_free(struct pd_io *io)
 		pd_data_put(io->pd, io->charged);
 	if (io->bigbuf)
 		pd_bigbuf_put(io->pd, io->bigbuf);
+	free(io->heapbuf);
 	free(io);
 }
 
@@ -216,18 +274,23 @@ static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, ui
 	return io;
 }
 
-/* A read or write of @len bytes. Its data is at @ext, in a receive buffer the caller hands
- * over (it sets io->bigbuf), or else in a large buffer when there are PD_BIGBUF_MIN bytes or
- * more, or else in the pd_io itself. What stays allocated for it is taken from the data
- * budget first. */
-static struct pd_io *pd_io_new_data(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-				    size_t len, void *ext)
+/* The budget a read or write of @len bytes takes (see pd_io_new_charged()). */
+static size_t pd_io_charge(size_t len, bool ext)
+{
+	return ext || len >= PD_BIGBUF_MIN ? PD_RXBUF_SIZE : len;
+}
+
+/* A read or write of @len bytes whose budget, pd_io_charge(), is taken. Its data is at @ext,
+ * in a receive buffer the caller hands over (it sets io->bigbuf), or else in a large buffer
+ * when there are PD_BIGBUF_MIN bytes or more, or else in the pd_io itself. On failure the
+ * budget is given back. */
+static struct pd_io *pd_io_new_charged(struct pd *pd, fuse_req_t req, enum bio_op op,
+				       uint64_t off, size_t len, void *ext)
 {
 	bool big = ext || len >= PD_BIGBUF_MIN;
-	size_t charge = big ? PD_RXBUF_SIZE : len;
+	size_t charge = pd_io_charge(len, ext != NULL);
 	struct pd_io *io;
 
-	pd_data_get(pd, charge);
 	io = pd_io_new(pd, req, op, off, (uint32_t)len, big ? 0 : len);
 	if (io && big && !ext) {
 		ext = io->bigbuf = pd_bigbuf_get(pd);
@@ -245,6 +308,98 @@ static struct pd_io *pd_io_new_data(struct pd *pd, fuse_req_t req, enum bio_op o
 	return io;
 }
 
+/* ---- parked requests ---- */
+
+struct pd_parked {
+	struct pd_parked *next;
+	fuse_req_t req;
+	enum bio_op op;
+	uint64_t off;
+	size_t len;
+	size_t held;		/* bytes counted in parked_bytes */
+	void *mem;		/* a write's data buffer: a receive buffer (big) or a heap copy */
+	char *data;		/* a write's data, inside mem */
+	bool big;		/* mem is a receive buffer */
+};
+
+/* Park a request whose budget was refused (pd_data_get_or_park() counted @held). Replies
+ * ENOMEM itself on failure. */
+static void pd_park(struct pd *pd, struct pd_parked *pk)
+{
+	struct pd_parked **pp;
+
+	pthread_mutex_lock(&pd->data_lock);
+	pd->stats_parked++;
+	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
+		;
+	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
+	__atomic_store_n(pp, pk, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&pd->data_lock);
+	/* Completions may all have come before we queued: look at the budget once more. */
+	pd_data_unpark(pd);
+}
+
+/* Submit parked requests, in order, while the budget has room for them. */
+void pd_data_unpark(struct pd *pd)
+{
+	/* A hint: a request parked just after this look is submitted by its own parker's call
+	 * (pd_park) or by the kick of the next completion. */
+	if (!__atomic_load_n(&pd->parked, __ATOMIC_RELAXED))
+		return;
+	for (;;) {
+		struct pd_parked *pk;
+		struct pd_io *io;
+		size_t charge;
+
+		pthread_mutex_lock(&pd->data_lock);
+		pk = pd->parked;
+		if (!pk) {
+			pthread_mutex_unlock(&pd->data_lock);
+			return;
+		}
+		charge = pd_io_charge(pk->len, pk->big);
+		if (!pd_data_fits(pd, charge)) {
+			pthread_mutex_unlock(&pd->data_lock);
+			return;
+		}
+		__atomic_store_n(&pd->parked, pk->next, __ATOMIC_RELAXED);
+		pd->parked_bytes -= pk->held;
+		pd->data_in_flight += charge;
+		pthread_mutex_unlock(&pd->data_lock);
+
+		io = pd_io_new_charged(pd, pk->req, pk->op, pk->off, pk->len,
+				       pk->big ? pk->data : NULL);
+		if (!io) {
+			if (pk->big)
+				pd_bigbuf_put(pd, pk->mem);
+			else
+				free(pk->mem);
+			fuse_reply_err(pk->req, ENOMEM);
+			free(pk);
+			continue;
+		}
+		if (pk->big) {
+			io->bigbuf = pk->mem;
+		} else if (pk->op == BIO_OP_WRITE) {
+			memcpy(io->iov.iov_base, pk->data, pk->len);
+			free(pk->mem);
+		}
+		free(pk);
+		queue_submit(&pd->q, &io->bio);
+	}
+}
+
+unsigned int pd_data_nr_parked(struct pd *pd)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&pd->data_lock);
+	for (struct pd_parked *pk = pd->parked; pk; pk = pk->next)
+		n++;
+	pthread_mutex_unlock(&pd->data_lock);
+	return n;
+}
+
 void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 {
 	struct pd *pd = req_pd(req);
@@ -260,7 +415,20 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_io_new_data(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL);
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), sizeof(struct pd_parked))) {
+		struct pd_parked *pk = calloc(1, sizeof(*pk));
+
+		if (!pk) {
+			pd_data_unhold(pd, sizeof(struct pd_parked));
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		*pk = (struct pd_parked){ .req = req, .op = BIO_OP_READ, .off = (uint64_t)off,
+					  .len = size, .held = sizeof(*pk) };
+		pd_park(pd, pk);
+		return;
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL);
 	if (!io) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -268,43 +436,85 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 	queue_submit(&pd->q, &io->bio);
 }
 
-/* A large write keeps its data where libfuse read it: the bio takes over the receive buffer,
- * and the thread gets a kept large buffer at its next read, or a new one. That spares a copy
- * of up to max_write bytes per request. Returns NULL for a small write, or one whose data is
- * not in this thread's receive buffer: the caller copies those. */
-static struct pd_io *pd_write_take_rxbuf(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv,
-					 uint64_t off, size_t size)
+/* Where a write's data is: in this thread's receive buffer (*@in_rx, large writes only,
+ * whose buffer the bio may take over), or elsewhere (the caller copies it). */
+static char *pd_write_data(struct fuse_bufvec *bufv, size_t size, bool *in_rx)
 {
 	struct fuse_buf *rx = tls_rxbuf;
 	const struct fuse_buf *b = &bufv->buf[0];
-	struct pd_io *io;
 	char *data;
 
+	*in_rx = false;
 	if (size < PD_BIGBUF_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
 	    (b->flags & FUSE_BUF_IS_FD))
 		return NULL;
 	data = (char *)b->mem + bufv->off;
 	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
 		return NULL;
-	io = pd_io_new_data(pd, req, BIO_OP_WRITE, off, size, data);
-	if (io) {
-		io->bigbuf = rx->mem;
-		rx->mem = NULL;
+	*in_rx = true;
+	return data;
+}
+
+/* Copy a write's @size bytes of data from @bufv to @dst. Returns 0 or a positive errno. */
+static int pd_write_copy(struct fuse_bufvec *bufv, void *dst_mem, size_t size)
+{
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+	ssize_t got;
+
+	dst.buf[0].mem = dst_mem;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got == (ssize_t)size)
+		return 0;
+	log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
+	return got < 0 ? (int)-got : EIO;
+}
+
+/* Park a write refused by the budget: its data stays in the receive buffer (taken over), or
+ * is copied. */
+static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv, uint64_t off,
+			  size_t size, char *rxdata, size_t held)
+{
+	struct pd_parked *pk = calloc(1, sizeof(*pk));
+	int err = ENOMEM;
+
+	if (!pk)
+		goto fail;
+	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size,
+				  .held = held };
+	if (rxdata) {
+		pk->mem = tls_rxbuf->mem;
+		pk->data = rxdata;
+		pk->big = true;
+		tls_rxbuf->mem = NULL;
+	} else {
+		pk->mem = pk->data = malloc(size);
+		if (!pk->mem)
+			goto fail;
+		err = pd_write_copy(bufv, pk->data, size);
+		if (err) {
+			free(pk->mem);
+			goto fail;
+		}
 	}
-	return io;
+	pd_park(pd, pk);
+	return;
+fail:
+	free(pk);
+	pd_data_unhold(pd, held);
+	fuse_reply_err(req, err);
 }
 
 void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 {
 	struct pd *pd = req_pd(req);
 	size_t size = fuse_buf_size(bufv);
-	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(0);
 	struct pd_io *io;
-	ssize_t got;
+	char *rxdata;
+	bool in_rx;
+	int err;
 
 	if (pd_refuse(pd, req))
 		return;
-
 	if (!size) {
 		fuse_reply_write(req, 0);
 		return;
@@ -316,21 +526,30 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
-	io = pd_write_take_rxbuf(pd, req, bufv, (uint64_t)off, size);
-	if (!io) {
-		io = pd_io_new_data(pd, req, BIO_OP_WRITE, (uint64_t)off, size, NULL);
-		if (!io) {
-			fuse_reply_err(req, ENOMEM);
+	rxdata = pd_write_data(bufv, size, &in_rx);
+	{
+		size_t held = sizeof(struct pd_parked) + (in_rx ? PD_RXBUF_SIZE : size);
+
+		if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), held)) {
+			pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata, held);
 			return;
 		}
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_WRITE, (uint64_t)off, size, rxdata);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (in_rx) {
+		/* The bio takes over the receive buffer: no copy. The thread gets another. */
+		io->bigbuf = tls_rxbuf->mem;
+		tls_rxbuf->mem = NULL;
+	} else {
 		/* The receive buffer is reused for the next request: the data moves to the bio. */
-		dst.buf[0].mem = io->iov.iov_base;
-		dst.buf[0].size = size;
-		got = fuse_buf_copy(&dst, bufv, 0);
-		if (got != (ssize_t)size) {
-			log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
+		err = pd_write_copy(bufv, io->iov.iov_base, size);
+		if (err) {
 			pd_io_free(io);
-			fuse_reply_err(req, got < 0 ? (int)-got : EIO);
+			fuse_reply_err(req, err);
 			return;
 		}
 	}

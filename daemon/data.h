@@ -30,4 +30,11 @@ void pd_data_set_rxbuf(struct fuse_buf *buf);
  * (libfuse then allocates one). */
 void *pd_data_rxbuf_get(struct pd *pd);
 
+/* Submit the requests parked by a saturated data budget, while it has room. Receive threads
+ * call it before waiting for the next request, and when kick_fd is readable. */
+void pd_data_unpark(struct pd *pd);
+
+/* How many requests are parked. */
+unsigned int pd_data_nr_parked(struct pd *pd);
+
 #endif

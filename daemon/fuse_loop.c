@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -54,13 +55,14 @@ static bool pd_may_run_inline(void *arg)
 /* Sleep until /dev/fuse has a request or the quit pipe is written. Returns false on quit. */
 static bool pd_fuse_wait(struct pd *pd)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = pd->fuse_fd, .events = POLLIN },
 		{ .fd = pd->quit_pipe[0], .events = POLLIN },
+		{ .fd = pd->kick_fd, .events = POLLIN },
 	};
 
 	for (;;) {
-		int n = poll(pfd, 2, -1);
+		int n = poll(pfd, 3, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -70,6 +72,13 @@ static bool pd_fuse_wait(struct pd *pd)
 		}
 		if (pfd[1].revents)
 			return false;
+		if (pfd[2].revents) {
+			uint64_t v;
+
+			/* Budget freed with requests parked: whoever reads the count submits them. */
+			if (read(pd->kick_fd, &v, sizeof(v)) == sizeof(v))
+				pd_data_unpark(pd);
+		}
 		return true; /* readable, or an error the next read reports */
 	}
 }
@@ -87,6 +96,7 @@ static void *pd_fuse_thread(void *arg)
 	while (!fuse_session_exited(se)) {
 		int res;
 
+		pd_data_unpark(pd);
 		/* Nothing more for this thread to submit: flush the plug before sleeping. When
 		 * another receive thread waits in read(), the next request is its to submit, so
 		 * this thread unplugs without asking the kernel: a poll() per request is a
@@ -135,8 +145,11 @@ static void *pd_fuse_thread(void *arg)
 
 int pd_fuse_start(struct pd *pd)
 {
+	unsigned int want = pd->nr_threads;
 	int fl;
 
+	/* nr_threads counts the threads to join (pd_fuse_join()), whatever fails here. */
+	pd->nr_threads = 0;
 	pd->fuse_fd = fuse_session_fd(pd->se);
 	fl = fcntl(pd->fuse_fd, F_GETFL);
 	if (fl < 0 || fcntl(pd->fuse_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -145,16 +158,25 @@ int pd_fuse_start(struct pd *pd)
 		log_err("fcntl /dev/fuse O_NONBLOCK: %s", strerror(err));
 		return -err;
 	}
+	pd->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pd->kick_fd < 0) {
+		int err = errno;
+
+		log_err("eventfd: %s", strerror(err));
+		return -err;
+	}
 	if (pipe2(pd->quit_pipe, O_CLOEXEC) < 0) {
 		int err = errno;
 
 		log_err("pipe2: %s", strerror(err));
 		return -err;
 	}
-	pd->threads = calloc(pd->nr_threads, sizeof(*pd->threads));
+	pd->threads = calloc(want, sizeof(*pd->threads));
 	if (!pd->threads)
 		return -ENOMEM;
-	for (unsigned int i = 0; i < pd->nr_threads; i++) {
+	/* Set before the threads start, which read it (the data budget's parking rule). */
+	pd->nr_threads = want;
+	for (unsigned int i = 0; i < want; i++) {
 		int err = pthread_create(&pd->threads[i], NULL, pd_fuse_thread, pd);
 
 		if (err) {
@@ -185,4 +207,7 @@ void pd_fuse_join(struct pd *pd)
 			close(pd->quit_pipe[i]);
 		pd->quit_pipe[i] = -1;
 	}
+	if (pd->kick_fd >= 0)
+		close(pd->kick_fd);
+	pd->kick_fd = -1;
 }

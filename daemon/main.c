@@ -6,6 +6,7 @@
  * forks, and the parent returns only once the mount is live, with the child's status. */
 #define FUSE_USE_VERSION 34
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -18,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -26,6 +29,7 @@
 
 #include "core/log.h"
 #include "daemon/daemon.h"
+#include "daemon/data.h"
 
 static void usage(FILE *f)
 {
@@ -134,7 +138,7 @@ static void pd_reload(struct pd *pd)
 	int ret;
 
 	sd_notify(0, "RELOADING=1");
-	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &nc, err, sizeof(err));
+	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &nc, err, sizeof(err));
 	if (ret) {
 		log_err("reload refused, old settings stay: %s", err);
 		notify_status(pd, "READY=1\n");
@@ -229,7 +233,7 @@ static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
 	queue_hold(&pd->q, false);
 	queue_plug_hold(&pd->q, false);
 	queue_unplug_idle(&pd->q);
-	while (!queue_is_idle(&pd->q)) {
+	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
 		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
 		int sig = sigtimedwait(sigs, NULL, &ts);
 
@@ -318,6 +322,80 @@ static bool mount_at(const char *path, char *type, size_t typelen)
 	return found;
 }
 
+/* The mountpoint of the filesystem mounted from /dev/@dev, into @mnt; false if none. */
+static bool mounted_from(const char *dev, char *mnt, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], want[80];
+	bool found = false;
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), "/dev/%s", dev);
+	while (!found && fgets(line, sizeof(line), f)) {
+		char point[4096], src[256], *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
+		    sscanf(sep, " - %*s %255s", src) != 1 || strcmp(src, want))
+			continue;
+		snprintf(mnt, len, "%s", point);
+		found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+/* A crash leaves what was stacked on the dead disk: loop devices on @disk and filesystems on
+ * them. A loop device with nothing mounted on it is detached, which is safe: nothing can
+ * reach its dead backing file. A mounted filesystem is the user's: it is named, with the
+ * commands that release it, and left alone. */
+static void release_dead_holders(const char *disk)
+{
+	glob_t g;
+	char buf[PATH_MAX + 1];
+
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "re");
+		char dev[64], mnt[4096], path[80];
+		size_t dl = strlen(disk);
+
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		buf[strcspn(buf, "\n")] = '\0';
+		if (strncmp(buf, disk, dl) || (buf[dl] && strcmp(buf + dl, " (deleted)")) ||
+		    sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev) != 1)
+			continue;
+		if (mounted_from(dev, mnt, sizeof(mnt))) {
+			fprintf(stderr,
+				"plugdisk: %s: /dev/%s still holds the crashed disk, and %s is mounted "
+				"on it; release them with: umount %s && losetup -d /dev/%s\n",
+				disk, dev, mnt, mnt, dev);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/dev/%s", dev);
+		{
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+			if (fd >= 0 && ioctl(fd, LOOP_CLR_FD, 0) == 0)
+				fprintf(stderr, "plugdisk: %s: detached loop device %s of the crashed "
+					"disk (nothing was mounted on it)\n", disk, path);
+			else
+				fprintf(stderr, "plugdisk: %s: %s still holds the crashed disk; detach it "
+					"with: losetup -d %s (%s)\n", disk, path, path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	globfree(&g);
+}
+
 /* A plugdisk that crashed leaves its mount behind, answering ENOTCONN. Detach it, so that a
  * restart needs no manual step. Only a dead mount of our own filesystem type is touched. */
 static void clear_dead_mount(const char *path)
@@ -331,6 +409,12 @@ static void clear_dead_mount(const char *path)
 
 		if (statvfs(path, &sv) == 0 || errno != ENOTCONN)
 			return; /* alive: a running plugdisk owns it */
+	}
+	{
+		char disk[PATH_MAX + 8];
+
+		snprintf(disk, sizeof(disk), "%s/disk", path);
+		release_dead_holders(disk);
 	}
 	if (umount2(path, MNT_DETACH) == 0) {
 		fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n", path);
@@ -346,19 +430,38 @@ static void clear_dead_mount(const char *path)
 	}
 }
 
+/* Whether directory @path has entries besides . and .. (false when it cannot be read). */
+static bool dir_has_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d)))
+		found = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return found;
+}
+
 static int check_mountpoint(const char *arg, char **out)
 {
 	struct stat st;
 	char *real;
 
 	if (stat(arg, &st) < 0 && errno == ENOTCONN) {
-		char abs[PATH_MAX];
+		char abs[PATH_MAX], cwd[PATH_MAX];
+		int n = -1;
 
+		/* Without the working directory there is no absolute path to look up: leave
+		 * the mount alone, and the stat below reports it. */
 		if (arg[0] == '/')
-			snprintf(abs, sizeof(abs), "%s", arg);
-		else if (getcwd(abs, sizeof(abs)))
-			snprintf(abs + strlen(abs), sizeof(abs) - strlen(abs), "/%s", arg);
-		clear_dead_mount(abs);
+			n = snprintf(abs, sizeof(abs), "%s", arg);
+		else if (getcwd(cwd, sizeof(cwd)))
+			n = snprintf(abs, sizeof(abs), "%s/%s", cwd, arg);
+		if (n >= 0 && (size_t)n < sizeof(abs))
+			clear_dead_mount(abs);
 	}
 	if (stat(arg, &st) < 0) {
 		fprintf(stderr, "plugdisk: mountpoint %s: %s\n", arg, strerror(errno));
@@ -380,6 +483,10 @@ static int check_mountpoint(const char *arg, char **out)
 		free(real);
 		return EXIT_MOUNT;
 	}
+	/* As mount(8) allows, but says so: the files there are hidden until the unmount. */
+	if (dir_has_entries(real))
+		fprintf(stderr, "plugdisk: warning: mountpoint %s is not empty: its files are "
+			"hidden while the disk is mounted\n", real);
 	*out = real;
 	return 0;
 }
@@ -414,6 +521,19 @@ static int check_image_fits(const char *image, uint64_t size)
 
 /* ---- mount ---- */
 
+/* Take a mount that failed to come up down again: stop the receive threads, unmount and
+ * free the session, before the caller closes the image under them. */
+static void pd_mount_undo(struct pd *pd)
+{
+	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	fuse_session_exit(pd->se);
+	pd_fuse_join(pd);
+	queue_drain(&pd->q);
+	fuse_session_unmount(pd->se);
+	fuse_session_destroy(pd->se);
+	pd->se = NULL;
+}
+
 static int pd_mount(struct pd *pd)
 {
 	char opts[4096];
@@ -445,15 +565,14 @@ static int pd_mount(struct pd *pd)
 	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
-		fuse_session_exit(pd->se);
-		pd_fuse_join(pd);
-		fuse_session_unmount(pd->se);
+		pd_mount_undo(pd);
 		return EXIT_RUNTIME;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
 	if (stat(path, &st) < 0 || (uint64_t)st.st_size != pd->be.size) {
 		log_err("stat %s: the new mount does not answer: %m", path);
+		pd_mount_undo(pd);
 		return EXIT_MOUNT;
 	}
 	return 0;
@@ -463,21 +582,37 @@ static int pd_mount(struct pd *pd)
 
 enum { OPT_SET = 256, OPT_DUMP };
 
-static int add_set(struct pd *pd, const char *key, const char *value)
-{
-	size_t n = strlen(key) + strlen(value) + 2;
-	char *s = malloc(n);
-	char **v = realloc(pd->sets, (pd->nsets + 1) * sizeof(*v));
+/* The options that set a configuration key. A message about the value names the option as
+ * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
+static const struct key_opt {
+	int val;		/* getopt_long's value */
+	const char *shortopt;	/* "-s", or NULL */
+	const char *longopt;	/* "--size" */
+	const char *key;	/* NULL: the argument is KEY=VALUE */
+} key_opts[] = {
+	{ 'i', "-i", "--image", "disk.image" },
+	{ 's', "-s", "--size", "disk.size" },
+	{ 'o', "-o", "--options", "mount.options" },
+	{ OPT_SET, NULL, "--set", NULL },
+};
 
-	if (!s || !v) {
-		free(s);
-		if (v)
-			pd->sets = v;
+static const struct key_opt *key_opt_find(int val)
+{
+	for (size_t i = 0; i < sizeof(key_opts) / sizeof(key_opts[0]); i++)
+		if (key_opts[i].val == val)
+			return &key_opts[i];
+	return NULL;
+}
+
+/* Append a command-line setting; @arg points into argv and lives as long as the process. */
+static int add_arg(struct pd *pd, const char *opt, const char *key, const char *arg)
+{
+	struct conf_arg *v = realloc(pd->args, (pd->nargs + 1) * sizeof(*v));
+
+	if (!v)
 		return -ENOMEM;
-	}
-	snprintf(s, n, "%s%s", key, value);
-	pd->sets = v;
-	pd->sets[pd->nsets++] = s;
+	pd->args = v;
+	pd->args[pd->nargs++] = (struct conf_arg){ .opt = opt, .key = key, .arg = arg };
 	return 0;
 }
 
@@ -497,9 +632,10 @@ int main(int argc, char **argv)
 	};
 	static struct pd pdata;
 	struct pd *pd = &pdata;
-	bool foreground = false, dump = false;
-	char err[1024], *mp = NULL, *cli_opts = NULL;
-	int c, ret, ready_pipe[2] = { -1, -1 };
+	bool foreground = false, dump = false, have_syslog = true;
+	char err[1024], *mp = NULL;
+	struct conf_arg cli_opts = { 0 };
+	int c, ret, longindex, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
@@ -507,25 +643,32 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
 
-	while ((c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, NULL)) != -1) {
+	/* getopt_long sets longindex for a long option only */
+	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
+	       -1) {
+		const struct key_opt *ko = key_opt_find(c);
+
+		if (ko) {
+			/* the option as the user spelled it */
+			const char *typed = longindex >= 0 || !ko->shortopt ? ko->longopt
+									    : ko->shortopt;
+
+			if (c == 'o') {
+				/* applied after every --set, whatever the order: -o wins */
+				cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key,
+							      .arg = optarg };
+			} else if (add_arg(pd, typed, ko->key, optarg)) {
+				fprintf(stderr, "plugdisk: out of memory\n");
+				return EXIT_RUNTIME;
+			}
+			continue;
+		}
 		switch (c) {
 		case 'c':
 			pd->config_file = optarg;
 			break;
-		case 'i':
-			ret = add_set(pd, "disk.image=", optarg);
-			break;
-		case 's':
-			ret = add_set(pd, "disk.size=", optarg);
-			break;
 		case 'f':
 			foreground = true;
-			break;
-		case 'o':
-			cli_opts = optarg;
-			break;
-		case OPT_SET:
-			ret = add_set(pd, "", optarg);
 			break;
 		case OPT_DUMP:
 			dump = true;
@@ -541,10 +684,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (cli_opts && add_set(pd, "mount.options=", cli_opts))
+	if (cli_opts.arg && add_arg(pd, cli_opts.opt, cli_opts.key, cli_opts.arg)) {
+		fprintf(stderr, "plugdisk: out of memory\n");
 		return EXIT_RUNTIME;
+	}
 
-	ret = conf_load(pd->config_file, pd->sets, pd->nsets, &pd->cfg, err, sizeof(err));
+	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &pd->cfg, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk: %s\n", err);
 		return EXIT_USAGE;
@@ -608,8 +753,13 @@ int main(int argc, char **argv)
 		}
 		close(ready_pipe[0]);
 		setsid();
-		log_init("plugdisk", true, LOG_LVL_INFO);
+		/* Without a syslog socket (a container, a minimal machine) syslog() drops every
+		 * message: log to stderr instead, and keep stderr open. */
+		have_syslog = access("/dev/log", F_OK) == 0;
+		log_init("plugdisk", have_syslog, LOG_LVL_INFO);
 		log_also_stderr(true);
+		if (!have_syslog)
+			log_warn("no syslog socket at /dev/log: logging to stderr");
 	} else {
 		log_init("plugdisk", false, LOG_LVL_INFO);
 	}
@@ -637,7 +787,7 @@ int main(int argc, char **argv)
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
 	pd->mode[INO_CONTROL] = S_IFREG | 0600;
-	pd->quit_pipe[0] = pd->quit_pipe[1] = -1;
+	pd->quit_pipe[0] = pd->quit_pipe[1] = pd->kick_fd = -1;
 
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
@@ -674,11 +824,13 @@ int main(int argc, char **argv)
 			/* the parent is gone; carry on */
 		}
 		close(ready_pipe[1]);
-		log_also_stderr(false);
+		if (have_syslog)
+			log_also_stderr(false);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
+			if (have_syslog)
+				dup2(fd, STDERR_FILENO);
 			if (fd > STDERR_FILENO)
 				close(fd);
 		}
@@ -702,6 +854,7 @@ int main(int argc, char **argv)
 	}
 	ret = pd_shutdown(pd, &sigs);
 	conf_free(&pd->cfg);
+	free(pd->args);
 	return ret;
 
 fail:

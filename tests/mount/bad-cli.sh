@@ -46,6 +46,21 @@ case_ 2 "--set unknown key" "nokey" -f -i "$T/img" -s 1M --set nokey=1 "$MNT"
 case_ 2 "--set without =" "queue.plug" -f -i "$T/img" -s 1M --set queue.plug "$MNT"
 case_ 2 "--set out of range" "queue.nomerges" -f -i "$T/img" -s 1M --set queue.nomerges=3 "$MNT"
 case_ 2 "--set wrong type" "controller.iops" -f -i "$T/img" -s 1M --set controller.iops=abc "$MNT"
+# A refused value names the option as it was typed, not the key's --set spelling.
+case_ 2 "-s names -s" "^plugdisk: -s 1000: disk\.size: .*512" -f -i "$T/new.img" -s 1000 "$MNT"
+case_ 2 "--size names --size" "^plugdisk: --size 1000: disk\.size: .*512" \
+	-f -i "$T/new.img" --size 1000 "$MNT"
+case_ 2 "--size= names --size" "^plugdisk: --size 12Q: disk\.size: not a size" \
+	-f -i "$T/new.img" --size=12Q "$MNT"
+case_ 2 "-i names -i" "^plugdisk: -i '': disk\.image: must not be empty" -f -i "" -s 1M "$MNT"
+case_ 2 "--image names --image" "^plugdisk: --image '': disk\.image: must not be empty" \
+	-f --image= -s 1M "$MNT"
+case_ 2 "-o names -o" "^plugdisk: -o .*: mount\.options: must not hold control" \
+	-f -i "$T/img" -s 1M -o "$(printf 'ro\001')" "$MNT"
+case_ 2 "--options names --options" "^plugdisk: --options .*: mount\.options: must not hold" \
+	-f -i "$T/img" -s 1M --options="$(printf 'ro\001')" "$MNT"
+case_ 2 "--set still names --set" "^plugdisk: --set disk\.size=1000: disk\.size: .*512" \
+	-f -i "$T/new.img" --set disk.size=1000 "$MNT"
 [ -e "$T/new.img" ] && fail "an image was created by a refused command line"
 
 # Mountpoints.

@@ -450,6 +450,53 @@ START_TEST(test_foreign_owner_refused_for_root)
 }
 END_TEST
 
+/* The main file and every @include pass one policy (conf_check_file_safe): it opens, it is a
+ * regular file, and for a root daemon nobody else can change it. */
+START_TEST(test_one_file_policy)
+{
+	char fifo[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 128];
+	struct pd_config c;
+
+	snprintf(fifo, sizeof(fifo), "%s/fifo.conf", tmpdir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(conf_check_file_safe(fifo, 1000, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: not a regular file", fifo);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(conf_load(fifo, NULL, 0, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, want);
+	unlink(fifo);
+
+	snprintf(dir, sizeof(dir), "%s/missing.conf", tmpdir);
+	ck_assert_int_eq(conf_check_file_safe(dir, 1000, err, sizeof(err)), -ENOENT);
+	snprintf(want, sizeof(want), "%s: cannot open: %s", dir, strerror(ENOENT));
+	ck_assert_str_eq(err, want);
+
+	/* an @include others can write is refused for a root daemon, naming the included file */
+	if (geteuid() == 0) {
+		char inc[PATH_MAX], text[PATH_MAX + 64];
+		const char *path;
+
+		snprintf(inc, sizeof(inc), "%s/inc.conf", tmpdir);
+		snprintf(text, sizeof(text), "@include \"%s\"\n", inc);
+		FILE *f = fopen(inc, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("queue = { nomerges = 1; };\n", f);
+		ck_assert_int_eq(fclose(f), 0);
+		ck_assert_int_eq(chmod(inc, 0644), 0);
+		ck_assert_msg(load_text(text, NULL, 0, &c, &path) == 0, "%s", err);
+		ck_assert_uint_eq(c.queue.nomerges, 1);
+		conf_free(&c);
+		ck_assert_int_eq(chmod(inc, 0666), 0);
+		ck_assert_int_eq(load_text(text, NULL, 0, &c, &path), -EPERM);
+		snprintf(want, sizeof(want),
+			 "%s: refusing a config file that others can write (mode 0666) for a root "
+			 "daemon", inc);
+		ck_assert_str_eq(err, want);
+		unlink(inc);
+	}
+}
+END_TEST
+
 START_TEST(test_missing_file_is_errno)
 {
 	struct pd_config c;
@@ -591,6 +638,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_set_unknown_key);
 	tcase_add_test(tc, test_world_writable_refused_for_root);
 	tcase_add_test(tc, test_foreign_owner_refused_for_root);
+	tcase_add_test(tc, test_one_file_policy);
 	tcase_add_test(tc, test_missing_file_is_errno);
 	tcase_add_test(tc, test_error_leaves_out_untouched);
 	tcase_add_test(tc, test_print_round_trip);
