@@ -69,7 +69,14 @@ int conf_faults_split(const char *value, struct conf_faults *out)
 		size_t len = semi ? (size_t)(semi - p) : strlen(p);
 
 		if (!blank(p, len)) {
-			ret = conf_faults_append(out, p, len);
+			const char *q = p;
+			size_t n = len;
+
+			while (*q == ' ' || *q == '\t')
+				q++, n--;
+			while (q[n - 1] == ' ' || q[n - 1] == '\t')
+				n--;
+			ret = conf_faults_append(out, q, n);
 			if (ret) {
 				conf_faults_free(out);
 				return ret;
