@@ -35,8 +35,11 @@ nf=$(wc -l <"$T/extents")
 for i in $(seq 20); do head -c 20000 /dev/urandom >"$T/ext/after$i" 2>/dev/null; done
 sync -f "$T/ext" 2>/dev/null && log "note: sync -f reported no error"
 # ext4 aborts the journal and goes read-only ("ro", or "emergency_ro" on newer kernels).
+# ext4 notices the aborted journal when an operation next starts a handle: keep trying one.
 for i in $(seq 100); do
 	awk -v m="$T/ext" '$2 == m {print $4}' /proc/mounts | grep -qE '^ro|emergency_ro' && break
+	mkdir "$T/ext/probe$i" 2>/dev/null
+	sync -f "$T/ext" 2>/dev/null
 	sleep 0.1
 done
 awk -v m="$T/ext" '$2 == m {print $4}' /proc/mounts | grep -qE '^ro|emergency_ro' ||
