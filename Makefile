@@ -72,7 +72,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
-	coreutils groff-base man-db jq
+	coreutils groff-base man-db jq sqlite3
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \

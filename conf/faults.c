@@ -88,20 +88,6 @@ int conf_faults_split(const char *value, struct conf_faults *out)
 	}
 }
 
-int conf_faults_copy(const struct conf_faults *in, struct conf_faults *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < in->n; i++) {
-		int ret = conf_faults_append(out, in->spec[i], strlen(in->spec[i]));
-
-		if (ret) {
-			conf_faults_free(out);
-			return ret;
-		}
-	}
-	return 0;
-}
-
 /* ---- the key ---- */
 
 /* --set faults="SPEC; SPEC": the whole list ("" empties it). */

@@ -19,9 +19,6 @@ int conf_faults_append(struct conf_faults *f, const char *spec, size_t len);
 /* Split a --set value "SPEC; SPEC; ..." into @out (blank entries skipped). 0 or -errno. */
 int conf_faults_split(const char *value, struct conf_faults *out);
 
-/* Deep copy. 0 or -ENOMEM. */
-int conf_faults_copy(const struct conf_faults *in, struct conf_faults *out);
-
 void conf_faults_free(struct conf_faults *f);
 
 #endif
