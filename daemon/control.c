@@ -250,12 +250,26 @@ void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (off < 0 || (size_t)off >= cf->out.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, cf->out.buf + off,
-			       size < cf->out.len - (size_t)off ? size : cf->out.len - (size_t)off);
-	pthread_mutex_unlock(&cf->lock);
+	/* The reply goes out after the unlock, from a copy: once it is sent, the reader may
+	 * close the file, and the release that frees @cf may run in another receive thread
+	 * while this one would still be inside pthread_mutex_unlock(). */
+	{
+		size_t n = 0;
+		char *copy = NULL;
+
+		if (off >= 0 && (size_t)off < cf->out.len) {
+			n = size < cf->out.len - (size_t)off ? size : cf->out.len - (size_t)off;
+			copy = malloc(n);
+			if (copy)
+				memcpy(copy, cf->out.buf + off, n);
+		}
+		pthread_mutex_unlock(&cf->lock);
+		if (n && !copy)
+			fuse_reply_err(req, ENOMEM);
+		else
+			fuse_reply_buf(req, copy, n);
+		free(copy);
+	}
 }
 
 void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi)

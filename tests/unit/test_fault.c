@@ -65,10 +65,18 @@ static void start(bool plug, uint64_t latency_us)
 	ck_assert_int_eq(queue_init(&F.q, &F.qp, &F.c, &F.t, fake_now, &F), 0);
 }
 
+/* fake_stop(), with the fault set torn down between the controller and the timer, as the
+ * daemon does: the queue's snapshots reach the set until the queue goes. */
 static void stop(void)
 {
+	fault_clear(&FS); /* releases what is stalled */
+	fake_run_until_idle(&F);
+	assert_identity(&F);
+	queue_destroy(&F.q);
+	ctrl_destroy(&F.c);
 	fault_set_destroy(&FS);
-	fake_stop(&F);
+	timer_destroy(&F.t);
+	pthread_mutex_destroy(&F.log_lock);
 }
 
 static int add(const char *spec)
