@@ -40,20 +40,25 @@ endif
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 
-CORE_SRC := $(wildcard core/*.c)
+# core/backend_nbd.c needs libnbd: it is linked into the daemon only, so that libcore.a and
+# the unit tests do not depend on it.
+NBD_SRC := core/backend_nbd.c
+CORE_SRC := $(filter-out $(NBD_SRC),$(wildcard core/*.c))
 CONF_SRC := $(wildcard conf/*.c)
 DAEMON_SRC := $(wildcard daemon/*.c)
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
+NBD_OBJ := $(NBD_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd libnbd)
 CONF_LIBS = $(call pc_libs,libconfig)
 CHECK_LIBS = $(call pc_libs,check)
 
 $(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
+$(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
 .PHONY: all deps run check unit mount clean install uninstall bench crash soak format
 
@@ -66,12 +71,12 @@ $(B)/%.o: %.c
 $(B)/libcore.a: $(CORE_OBJ)
 	$(call quiet,AR,$@)$(AR) rcs $@ $^
 
-$(B)/plugdisk: $(DAEMON_OBJ) $(CONF_OBJ) $(B)/libcore.a
+$(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
-	libsystemd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin procps psmisc kmod \
+	libsystemd-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
 	coreutils groff-base man-db jq sqlite3
 
 deps:

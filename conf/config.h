@@ -45,8 +45,10 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
+	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
+	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
 	struct conf_faults faults;	/* faults: the faults a run starts with (conf/faults.h) */
 };
 

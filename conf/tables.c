@@ -3,14 +3,17 @@
  * prints their groups. A new module's keys: see "How to add a key" in config.h. */
 #include "conf/key.h"
 
-extern const struct conf_table conf_disk_table, conf_mount_table, conf_queue_table,
-	conf_ctrl_table, conf_fault_table;
+extern const struct conf_table conf_profile_table, conf_disk_table, conf_mount_table,
+	conf_queue_table, conf_ctrl_table, conf_model_table, conf_backend_table, conf_fault_table;
 
 const struct conf_table *const conf_tables[] = {
+	&conf_profile_table,
 	&conf_disk_table,
 	&conf_mount_table,
 	&conf_queue_table,
 	&conf_ctrl_table,
+	&conf_model_table,
+	&conf_backend_table,
 	&conf_fault_table,
 	NULL,
 };

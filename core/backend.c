@@ -16,6 +16,17 @@
 #include "core/backend.h"
 #include "core/log.h"
 
+static int file_exec(void *arg, struct request *rq);
+static int file_sync(struct backend *be);
+static void file_close(struct backend *be);
+
+static const struct backend_ops file_ops = {
+	.kind = "file",
+	.exec = file_exec,
+	.sync = file_sync,
+	.close = file_close,
+};
+
 int backend_open(struct backend *be, const char *path, uint64_t size, char *err, size_t errlen)
 {
 	struct stat st;
@@ -108,6 +119,8 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 	}
 	be->fd = fd;
 	be->path = strdup(path);
+	be->ops = &file_ops;
+	be->block_size = 1;
 	pthread_mutex_init(&be->fault_lock, NULL);
 	return 0;
 
@@ -221,7 +234,7 @@ static int backend_discard(struct backend *be, struct request *rq)
 	return ret;
 }
 
-int backend_sync(struct backend *be)
+static int file_sync(struct backend *be)
 {
 	int ret = fdatasync(be->fd) < 0 ? -errno : 0;
 
@@ -229,7 +242,7 @@ int backend_sync(struct backend *be)
 	return ret;
 }
 
-int backend_exec(void *arg, struct request *rq)
+static int file_exec(void *arg, struct request *rq)
 {
 	struct backend *be = arg;
 
@@ -238,7 +251,7 @@ int backend_exec(void *arg, struct request *rq)
 	case BIO_OP_WRITE:
 		return backend_rw(be, rq);
 	case BIO_OP_FLUSH:
-		return backend_sync(be);
+		return file_sync(be);
 	case BIO_OP_DISCARD:
 		return backend_discard(be, rq);
 	default:
@@ -246,7 +259,7 @@ int backend_exec(void *arg, struct request *rq)
 	}
 }
 
-void backend_close(struct backend *be)
+static void file_close(struct backend *be)
 {
 	if (be->fd >= 0) {
 		close(be->fd);

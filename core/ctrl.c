@@ -10,7 +10,10 @@
  *   SLOTS   every slot is busy: the queue stops, and the next completion starts it
  *           (blk_stop_queue() from a full driver, blk_start_queue() from its completion);
  *   BUDGET  a bucket is in debt: the queue stops, and a timer armed for the moment the debt
- *           clears starts it.
+ *           clears starts it;
+ *   HEAD    the seek model's one head is busy: the queue stops likewise until it is free.
+ * Which request is offered is ctrl_pick()'s choice: the queue's head, or with
+ * controller.reorder = sptf the one of the first queue_depth nearest the head.
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
  * Admitted requests go to a pool of worker threads that run the backing I/O (preadv,
@@ -28,6 +31,13 @@
  * out of rate debt), never later than now. Its deadline counts from there. Each bio still
  * completes no earlier than its submit + latency, plugging and rate waits still count, and
  * timer lateness is absorbed instead of accumulated.
+ *
+ * The path's own cost. What the user sees is the service time plus what comes after the
+ * deadline: the timer's wake-up, the completion and the reply through FUSE (some 70 us).
+ * With p.latency_absorb, the timer thread measures that lateness at each deadline (its
+ * median, see ctrl_note_late()) and each deadline comes that much earlier, by at most half
+ * the service time, so that the user sees the service time itself. A bio may then end that
+ * much before its submit + latency, which is the point.
  *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
  * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
@@ -55,19 +65,47 @@ uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
 	return us * NSEC_PER_USEC;
 }
 
-/* Latency timer: the service time of an already-executed command has passed. */
+/* The time on @q's clock: a fake clock in unit tests. */
+static uint64_t q_clock(const struct queue *q)
+{
+	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+}
+
+/* Track the median of @late: each sample moves the estimate a small step towards it, so
+ * rare long stalls of a loaded machine do not drag it. Timer thread only. */
+static void ctrl_note_late(struct ctrl *c, uint64_t late)
+{
+	uint64_t est = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+	uint64_t step = NSEC_PER_USEC + est / 64;
+
+	if (late > est)
+		est += step;
+	else if (late < est)
+		est = est > step ? est - step : 0;
+	__atomic_store_n(&c->late_ns, est, __ATOMIC_RELAXED);
+}
+
+/* Latency timer: the service time of an already-executed command has passed. The time from
+ * its deadline until its bios have been ended (the timer's wake-up, the completion, the
+ * reply to the kernel) is the path's own cost, which the next deadlines absorb. */
 static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 {
 	struct request *rq = (struct request *)((char *)e - offsetof(struct request, tmr));
+	struct queue *q = rq->queue;
+	struct ctrl *c = q->ctrl;
+	uint64_t due = rq->deadline_ns;
 
 	(void)now;
-	queue_complete(rq->queue, rq);
+	queue_complete(q, rq); /* frees rq */
+	now = q_clock(q);
+	ctrl_note_late(c, now > due ? now - due : 0);
 }
 
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at)
 {
-	uint64_t lat, start;
+	bool timed = latency_is_on(&c->p);
+	uint64_t start;
 	int64_t at;
 
 	if (c->in_flight >= c->p.queue_depth)
@@ -76,16 +114,21 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		*ready_at = (uint64_t)at;
 		return CTRL_ADMIT_BUDGET;
 	}
+	/* A rotating disk takes its next read or write when the head is free: until then it
+	 * waits in the queue, where it may merge and where SPTF may pick among the waiting. */
+	if (latency_needs_head(&c->p, rq->op) && c->lat.head_free_ns > now) {
+		*ready_at = c->lat.head_free_ns;
+		return CTRL_ADMIT_HEAD;
+	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
 	c->in_flight++;
-	lat = ctrl_latency_ns(&c->p, rq->op);
 	start = now;
 	if (c->slot_free_nr) {
 		uint64_t freed = c->slot_free[c->slot_free_head];
 
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
 		c->slot_free_nr--;
-		if (lat) {
+		if (timed) {
 			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
 			if (start < not_before)
 				start = not_before;
@@ -93,19 +136,94 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 				start = now;
 		}
 	}
+	/* The head takes its next command when it is free, in device time: a restart timer's
+	 * lateness must not leave it idle (it would cost a sequential stream its rate). */
+	if (latency_needs_head(&c->p, rq->op)) {
+		uint64_t dev = c->lat.head_free_ns;
+
+		if (dev < rq->last_submit_ns)
+			dev = rq->last_submit_ns;
+		if (dev < not_before)
+			dev = not_before;
+		if (dev < start)
+			start = dev;
+	}
 	rq->dispatch_ns = start;
-	rq->deadline_ns = start + lat;
+	rq->deadline_ns = timed ? latency_complete_ns(&c->lat, &c->p, rq->op, rq->offset, rq->len,
+						      start)
+				: start;
 	/* An injected latency is service time: the command holds its slot for it. */
 	if (c->faults)
 		rq->deadline_ns += fault_latency_ns(c->faults, rq);
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
-	if (rq->op == BIO_OP_FLUSH && rq->deadline_ns < c->last_deadline_ns + lat)
-		rq->deadline_ns = c->last_deadline_ns + lat;
+	if (rq->op == BIO_OP_FLUSH) {
+		uint64_t svc = rq->deadline_ns - start;
+
+		if (rq->deadline_ns < c->last_deadline_ns + svc)
+			rq->deadline_ns = c->last_deadline_ns + svc;
+	}
+	/* The user sees the service time plus what the path itself costs after the deadline:
+	 * end the service that much early, up to half of it, so that what they see is the
+	 * service time. */
+	if (timed && c->p.latency_absorb) {
+		uint64_t late = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+		uint64_t half = (rq->deadline_ns - start) / 2;
+
+		rq->deadline_ns -= late < half ? late : half;
+	}
 	if (rq->deadline_ns > c->last_deadline_ns)
 		c->last_deadline_ns = rq->deadline_ns;
 	timer_entry_init(&rq->tmr, ctrl_deadline_fn);
 	return CTRL_ADMIT_OK;
+}
+
+static bool ranges_overlap(const struct request *a, const struct request *b)
+{
+	return a->offset < rq_end(b) && b->offset < rq_end(a);
+}
+
+struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now)
+{
+	struct request *best = head, *rq;
+	uint64_t best_pos = UINT64_MAX;
+	unsigned int n = 0;
+
+	if (c->p.reorder != CTRL_REORDER_SPTF || !latency_needs_head(&c->p, head->op))
+		return head;
+	for (rq = head; rq && n < c->p.queue_depth; rq = rq->next, n++) {
+		const struct request *e;
+		uint64_t pos;
+		bool blocked = false;
+
+		if (rq->op == BIO_OP_FLUSH)
+			break; /* nothing passes a flush */
+		for (e = head; e != rq && !blocked; e = e->next)
+			blocked = ranges_overlap(e, rq);
+		if (blocked || !latency_needs_head(&c->p, rq->op))
+			continue;
+		pos = latency_position_ns(&c->lat, &c->p, rq->offset, now);
+		if (pos < best_pos) {
+			best_pos = pos;
+			best = rq;
+		}
+	}
+	return best;
+}
+
+void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now)
+{
+	const struct rate_credit *cr = &c->rate.credit;
+
+	ss->credit_capacity = cr->capacity;
+	ss->credit_baseline = cr->capacity ? cr->b.rate : 0;
+	ss->credit_level = cr->capacity ? rate_bucket_level(&cr->b, (int64_t)now) : 0;
+	ss->credit_earn = rate_credit_earn_rate(&c->rate, (int64_t)now);
+	ss->credit_spend = rate_credit_spend_rate(&c->rate, (int64_t)now);
+	ss->credits_spent = cr->spent;
+	ss->cache_bytes = latency_cache_bytes(&c->lat, &c->p, now);
+	ss->cliff_bytes = c->lat.cliff_bytes;
+	ss->absorb_ns = c->p.latency_absorb ? __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED) : 0;
 }
 
 void ctrl_release(struct ctrl *c, struct request *rq)
@@ -126,6 +244,7 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	unsigned int workers = c->p.workers;
 
 	rate_reconfigure(&c->rate, p, (int64_t)now);
+	latency_reconfigure(&c->lat, p);
 	c->p = *p;
 	c->p.workers = workers;
 }
@@ -330,6 +449,7 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	c->exec = exec;
 	c->exec_arg = exec_arg;
 	rate_init(&c->rate, p, now);
+	latency_init(&c->lat, p, (uint64_t)now);
 	c->slot_free = calloc(CTRL_MAX_SLOTS, sizeof(*c->slot_free));
 	if (!c->slot_free)
 		return -ENOMEM;

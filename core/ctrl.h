@@ -9,6 +9,7 @@
 
 #include "core/bio.h"
 #include "core/io.h"
+#include "core/latency.h"
 #include "core/params.h"
 #include "core/rate.h"
 #include "core/stats.h"
@@ -28,10 +29,15 @@ struct ctrl {
 	struct ctrl_params p;		/* q->lock */
 	unsigned int in_flight;		/* q->lock: commands holding a slot */
 	struct rate rate;		/* q->lock */
+	struct latency lat;		/* q->lock: latency models' state */
 	uint64_t *slot_free;		/* q->lock: ring of device times at which idle slots freed */
 	unsigned int slot_free_head;	/* q->lock */
 	unsigned int slot_free_nr;	/* q->lock */
 	uint64_t last_deadline_ns;	/* q->lock: latest deadline of any admitted command */
+	/* Median lateness of a completion at its deadline (timer wake-up, completion, reply),
+	 * in ns: written by the timer thread alone, read under q->lock; relaxed atomics, as
+	 * nothing else is published through it. */
+	uint64_t late_ns;
 
 	struct queue *q;
 	struct timer *timer;
@@ -59,6 +65,7 @@ enum ctrl_admit_result {
 	CTRL_ADMIT_OK,
 	CTRL_ADMIT_SLOTS,	/* no free command slot: a completion will start the queue */
 	CTRL_ADMIT_BUDGET,	/* out of budget: *ready_at says when */
+	CTRL_ADMIT_HEAD,	/* seek model: the head is busy until *ready_at */
 };
 
 /* Set up @c. @exec runs a request's I/O (backend_exec with its backend as @exec_arg).
@@ -75,6 +82,12 @@ void ctrl_destroy(struct ctrl *c);
  * q->lock held. */
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at);
+
+/* The queued request the controller would start next, from the queue's head @head (linked
+ * by rq->next): the head itself, or with controller.reorder = sptf and the seek model the
+ * one of the first queue_depth with the shortest positioning time, never one that would
+ * pass a flush or a request whose range it overlaps. q->lock held. */
+struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
  * If the calling thread's inline hook (ctrl_set_thread_inline) says it may, the thread runs
@@ -94,6 +107,9 @@ void ctrl_release(struct ctrl *c, struct request *rq);
 /* Apply new controller parameters live: slots, rates (buckets keep their debt), latency.
  * The worker count is fixed at start. q->lock held. */
 void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now);
+
+/* Copy the state of the burst credits and the write cliff into @ss. q->lock held. */
+void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
 
 /* The service latency of a command of @op, in ns. */
 uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op);

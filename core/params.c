@@ -29,4 +29,33 @@ void ctrl_params_default(struct ctrl_params *cp)
 	cp->read_latency_us = 0;
 	cp->write_latency_us = 0;
 	cp->flush_latency_us = 0;
+	cp->latency_absorb = CTRL_DEFAULT_LATENCY_ABSORB;
+	/* constant latency, no seek model, no write cliff, no cost rule, no credits */
+	cp->latency_dist = 0;
+	cp->latency_tail = 0;
+	cp->latency_tail_us = 0;
+	cp->read_latency_tail_us = 0;
+	cp->write_latency_tail_us = 0;
+	cp->flush_latency_tail_us = 0;
+	cp->latency_seed = CTRL_DEFAULT_LATENCY_SEED;
+	cp->rpm = 0;
+	cp->seek_settle_us = 0;
+	cp->seek_full_us = 0;
+	cp->media_rate_outer = 0;
+	cp->media_rate_inner = 0;
+	cp->reorder = CTRL_REORDER_FIFO;
+	cp->write_cliff_bytes = 0;
+	cp->write_cliff_window_ms = 0;
+	cp->write_cliff_bandwidth = 0;
+	cp->iops_size = 0;
+	cp->credit_capacity = 0;
+	cp->credit_baseline_iops = 0;
+	cp->credit_iops_per_gib = 0;
+	cp->disk_size = 0;
+}
+
+void backend_params_default(struct backend_params *bp)
+{
+	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
+	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
 }

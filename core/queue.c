@@ -121,17 +121,22 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 		tailp = &(*tailp)->work_next;
 	if (q->plugged || q->stopped || q->held)
 		return;
-	while ((rq = q->head)) {
+	while (q->head) {
+		enum ctrl_admit_result ret;
 		uint64_t ready_at = 0;
 
-		switch (ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at)) {
+		/* the head, unless the controller reorders (SPTF) */
+		rq = ctrl_pick(q->ctrl, q->head, now);
+		ret = ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at);
+		switch (ret) {
 		case CTRL_ADMIT_OK:
 			break;
 		case CTRL_ADMIT_SLOTS:
 			__queue_stop(q, STOP_SLOTS, now);
 			return;
 		case CTRL_ADMIT_BUDGET:
-			__queue_stop(q, STOP_BUDGET, now);
+		case CTRL_ADMIT_HEAD:
+			__queue_stop(q, ret == CTRL_ADMIT_HEAD ? STOP_HEAD : STOP_BUDGET, now);
 			q->restart_at = ready_at;
 			timer_arm(q->timer, &q->restart_tmr, ready_at);
 			return;
@@ -180,7 +185,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 
 	pthread_mutex_lock(&q->lock);
 	now = q_now(q);
-	if (q->stopped && q->stop_reason == STOP_BUDGET) {
+	if (q->stopped && (q->stop_reason == STOP_BUDGET || q->stop_reason == STOP_HEAD)) {
 		if (now >= q->restart_at) {
 			q->runnable_since = q->restart_at;
 			__queue_start_run(q, now, &list);
@@ -552,6 +557,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 		ss->bw_level[d] = rate_bucket_level(&q->ctrl->rate.bw[d], (int64_t)now);
 		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
 	}
+	ctrl_snapshot_models(q->ctrl, ss, now);
 	ss->s = q->stats;
 	if (q->ctrl->faults)
 		fault_stats(q->ctrl->faults, &ss->faults);

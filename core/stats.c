@@ -9,7 +9,7 @@
 #include "core/stats.h"
 
 const char *const unplug_reason_name[UNPLUG_NR] = { "idle", "threshold", "size", "timer", "flush" };
-const char *const stop_reason_name[STOP_NR] = { "none", "slots", "budget" };
+const char *const stop_reason_name[STOP_NR] = { "none", "slots", "budget", "head" };
 
 static unsigned int lat_index(uint64_t us)
 {
@@ -154,6 +154,13 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 		put(&o, "bucket_%sbandwidth_bytes %" PRId64 "\n", dir_name[d], ss->bw_level[d]);
 		put(&o, "bucket_%siops %" PRId64 "\n", dir_name[d], ss->iops_level[d]);
 	}
+	put(&o, "credit_balance %" PRId64 "\n", ss->credit_level);
+	kv(&o, "credit_earn_per_s", ss->credit_earn);
+	kv(&o, "credit_spend_per_s", ss->credit_spend);
+	kv(&o, "credits_spent", ss->credits_spent);
+	kv(&o, "write_cache_bytes", ss->cache_bytes);
+	kv(&o, "write_cliff_bytes", ss->cliff_bytes);
+	kv(&o, "latency_absorbed_us", ss->absorb_ns / NSEC_PER_USEC);
 
 	put(&o, "\n# limits and settings\n");
 	for (int d = 0; d < RATE_NR_DIRS; d++) {
@@ -161,6 +168,9 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 		put(&o, "limit_%siops %" PRIu64 "\n", dir_name[d], io[d]);
 	}
 	kv(&o, "limit_burst_ms", ss->cp.burst_ms);
+	kv(&o, "limit_iops_size_bytes", ss->cp.iops_size);
+	kv(&o, "limit_credit_capacity", ss->credit_capacity);
+	kv(&o, "limit_credit_baseline_iops", ss->credit_baseline);
 	kv(&o, "limit_latency_us", ss->cp.latency_us);
 	kv(&o, "limit_read_latency_us", ss->cp.read_latency_us);
 	kv(&o, "limit_write_latency_us", ss->cp.write_latency_us);

@@ -24,7 +24,7 @@
 #define SIZE_BUCKETS 16
 
 enum unplug_reason { UNPLUG_IDLE, UNPLUG_THRESHOLD, UNPLUG_SIZE, UNPLUG_TIMER, UNPLUG_FLUSH, UNPLUG_NR };
-enum stop_reason { STOP_NONE, STOP_SLOTS, STOP_BUDGET, STOP_NR };
+enum stop_reason { STOP_NONE, STOP_SLOTS, STOP_BUDGET, STOP_HEAD, STOP_NR };
 
 extern const char *const unplug_reason_name[UNPLUG_NR];
 extern const char *const stop_reason_name[STOP_NR];
@@ -92,6 +92,13 @@ struct stats_snapshot {
 	struct queue_params qp;
 	struct ctrl_params cp;
 	int64_t bw_level[RATE_NR_DIRS], iops_level[RATE_NR_DIRS];
+	int64_t credit_level;		/* burst credits: balance (see core/rate.h) */
+	uint64_t credit_capacity, credit_baseline;	/* 0, 0 without a credit bucket */
+	uint64_t credit_earn, credit_spend;	/* credits/s */
+	uint64_t credits_spent;		/* since start */
+	uint64_t cache_bytes;		/* write cliff: bytes in the fast cache */
+	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
+	uint64_t absorb_ns;		/* lateness absorbed into each service time now */
 	struct queue_stats s;
 	struct fault_stats faults;	/* zero when no fault set is attached */
 };

@@ -620,8 +620,10 @@ static int pd_fanout_wait(struct pd *pd, struct pd_fanout *f, unsigned int max)
 }
 
 /* A zero-filled source for zeroing writes, shared by every bio (read-only). */
-#define ZERO_CHUNK (64u * 1024u)
-static const char zero_chunk[ZERO_CHUNK];
+/* The shared zero source (core/backend.h): a backend that sees only it in a write request
+ * may turn it into a zeroing command (NBD WRITE_ZEROES). */
+#define ZERO_CHUNK BACKEND_ZERO_CHUNK
+#define zero_chunk backend_zero_chunk
 
 /* One bio of a range operation: a write of zeroes or a discard of [@off, @off + @len). */
 static struct pd_io *pd_range_bio(struct pd *pd, enum bio_op op, uint64_t off, uint32_t len)

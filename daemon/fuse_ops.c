@@ -268,6 +268,10 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	switch (ino) {
 	case INO_DISK:
+		if (pd->be.read_only && (fi->flags & O_ACCMODE) != O_RDONLY) {
+			fuse_reply_err(req, EROFS);
+			return;
+		}
 		if (__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED)) {
 			fuse_reply_err(req, PD_ESTOPPED);
 			return;

@@ -27,7 +27,9 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "core/backend_nbd.h"
 #include "core/log.h"
+#include "conf/profile.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
 
@@ -41,11 +43,14 @@ static void usage(FILE *f)
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
 		"\n"
 		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
-		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing)\n"
+		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing),\n"
+		"                         or an NBD URI: nbd://HOST/EXPORT, nbd+unix:///?socket=PATH\n"
 		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
+		"      --profile NAME     emulate a named device (profile); keys you set win\n"
+		"      --list-profiles    print the device profiles with their sources and exit\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
@@ -131,6 +136,18 @@ static void pd_reload_faults(struct pd *pd, struct pd_config *nc)
 	nc->faults = tmp; /* freed with nc */
 }
 
+/* queue.max_request_size is capped by the largest command the backend takes. */
+static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
+{
+	uint32_t max = pd->be.max_request;
+
+	if (!max || qp->max_request_size <= max)
+		return;
+	log_info("queue.max_request_size: %" PRIu32 " bytes, the backend's maximum (not %" PRIu32
+		 ")", max, qp->max_request_size);
+	qp->max_request_size = max;
+}
+
 static void pd_reload(struct pd *pd)
 {
 	struct pd_config nc;
@@ -154,6 +171,12 @@ static void pd_reload(struct pd *pd)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
+	if (nc.backend.connections != pd->cfg.backend.connections ||
+	    nc.backend.timeout_ms != pd->cfg.backend.timeout_ms)
+		log_warn("reload: controller.connections and backend.timeout_ms changes take "
+			 "effect at the next start");
+	pd_cap_request_size(pd, &nc.queue);
+	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
 	pd_reload_faults(pd, &nc);
 	pd->cfg.queue = nc.queue;
@@ -580,7 +603,7 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
-enum { OPT_SET = 256, OPT_DUMP };
+enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
 
 /* The options that set a configuration key. A message about the value names the option as
  * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
@@ -594,6 +617,7 @@ static const struct key_opt {
 	{ 's', "-s", "--size", "disk.size" },
 	{ 'o', "-o", "--options", "mount.options" },
 	{ OPT_SET, NULL, "--set", NULL },
+	{ OPT_PROFILE, NULL, "--profile", "profile" },
 };
 
 static const struct key_opt *key_opt_find(int val)
@@ -626,13 +650,15 @@ int main(int argc, char **argv)
 		{ "options", required_argument, NULL, 'o' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct pd pdata;
 	struct pd *pd = &pdata;
-	bool foreground = false, dump = false, have_syslog = true;
+	bool foreground = false, dump = false, have_syslog = true, is_nbd;
 	char err[1024], *mp = NULL;
 	struct conf_arg cli_opts = { 0 };
 	int c, ret, longindex, ready_pipe[2] = { -1, -1 };
@@ -673,6 +699,9 @@ int main(int argc, char **argv)
 		case OPT_DUMP:
 			dump = true;
 			break;
+		case OPT_LIST_PROFILES:
+			conf_profile_list(stdout);
+			return EXIT_OK;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -715,21 +744,29 @@ int main(int argc, char **argv)
 	ret = check_mountpoint(mp, (char **)&pd->mountpoint);
 	if (ret)
 		return ret;
-	ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
-	if (ret)
-		return ret;
+	is_nbd = backend_uri_is_nbd(pd->cfg.disk_image);
+	/* An NBD export has its size and is opened after the fork below: its connections have
+	 * threads. A file is opened here, so that its errors reach the caller directly. */
+	if (is_nbd && !pd->cfg.disk_size_given)
+		pd->cfg.disk_size = 0;
+	if (!is_nbd) {
+		ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
+		if (ret)
+			return ret;
+	}
 	/* A block device, or an existing image, has its own size unless one is asked for. */
-	{
+	if (!is_nbd) {
 		struct stat ist;
 
 		if (!pd->cfg.disk_size_given && stat(pd->cfg.disk_image, &ist) == 0 &&
 		    (S_ISBLK(ist.st_mode) || S_ISREG(ist.st_mode)))
 			pd->cfg.disk_size = 0;
-	}
-	ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "plugdisk: %s\n", err);
-		return EXIT_IMAGE;
+		ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err,
+				   sizeof(err));
+		if (ret) {
+			fprintf(stderr, "plugdisk: %s\n", err);
+			return EXIT_IMAGE;
+		}
 	}
 
 	if (!foreground) {
@@ -773,6 +810,17 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (is_nbd) {
+		ret = backend_nbd_open(&pd->be, pd->cfg.disk_image, &pd->cfg.backend,
+				       pd->cfg.disk_size, err, sizeof(err));
+		if (ret) {
+			log_err("%s", err);
+			ret = EXIT_IMAGE;
+			goto fail;
+		}
+	}
+	pd_cap_request_size(pd, &pd->cfg.queue);
+
 	pthread_mutex_init(&pd->attr_lock, NULL);
 	pthread_mutex_init(&pd->data_lock, NULL);
 	pthread_cond_init(&pd->data_cond, NULL);
@@ -783,12 +831,13 @@ int main(int argc, char **argv)
 		pd->gid[i] = getgid();
 	}
 	pd->mode[INO_ROOT] = S_IFDIR | 0755;
-	pd->mode[INO_DISK] = S_IFREG | 0600;
+	pd->mode[INO_DISK] = S_IFREG | (pd->be.read_only ? 0400 : 0600);
 	pd->mode[INO_STATS] = S_IFREG | 0644;
 	pd->mode[INO_STAT] = S_IFREG | 0444;
 	pd->mode[INO_CONTROL] = S_IFREG | 0600;
 	pd->quit_pipe[0] = pd->quit_pipe[1] = pd->kick_fd = -1;
 
+	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
 		ret = fault_set_init(&pd->faults, backend_exec, &pd->be, &pd->timer, NULL, NULL);

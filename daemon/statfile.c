@@ -47,10 +47,12 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
 	sb->refs = 1;
-	if (ino == INO_STATS)
+	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
-	else
+		sb->len += backend_stats(&pd->be, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
+	} else {
 		sb->len = stats_format_stat(ss, sb->text, STATS_BUF_SIZE);
+	}
 	free(ss);
 	return sb;
 }

@@ -53,6 +53,9 @@ struct sample {
 	uint64_t queue_nr_requests, limit_burst_ms;
 	int64_t bucket_bw[DIR_NR], bucket_iops[DIR_NR];
 	uint64_t limit_bw[DIR_NR], limit_iops[DIR_NR];
+	int64_t credit_balance;		/* burst credits (0 capacity: none) */
+	uint64_t limit_credit_capacity, limit_credit_baseline_iops;
+	uint64_t credit_earn_per_s, credit_spend_per_s;
 	uint64_t plugs, unplug_idle, unplug_threshold, unplug_size, unplug_timer, unplug_flush;
 	uint64_t queue_stops, queue_stops_slots, queue_stops_budget, depletion_waits;
 	uint64_t io_ticks_us, time_in_queue_us;
@@ -85,6 +88,9 @@ static const struct field sample_fields[] = {
 	SFN("limit_iops", limit_iops[DIR_ALL]),
 	SFN("limit_read_iops", limit_iops[DIR_READ]),
 	SFN("limit_write_iops", limit_iops[DIR_WRITE]),
+	SF(credit_balance, false), SF(limit_credit_capacity, false),
+	SF(limit_credit_baseline_iops, false), SF(credit_earn_per_s, false),
+	SF(credit_spend_per_s, false),
 	SF(plugs, false), SF(unplug_idle, false), SF(unplug_threshold, false),
 	SF(unplug_size, false), SF(unplug_timer, false), SF(unplug_flush, false),
 	SF(queue_stops, false), SF(queue_stops_slots, false), SF(queue_stops_budget, false),
@@ -539,6 +545,24 @@ static void print_report(FILE *f, const struct top *t, const struct sample *a,
 	}
 	if (!any_limit)
 		fprintf(f, "bucket   no bandwidth or IOPS limit%s", eol);
+	if (b->limit_credit_capacity) {
+		int64_t net = (int64_t)b->credit_spend_per_s - (int64_t)b->credit_earn_per_s;
+		char left[32];
+
+		bar(b1, sizeof(b1),
+		    ratio(b->credit_balance > 0 ? (double)b->credit_balance : 0,
+			  (double)b->limit_credit_capacity),
+		    TOP_BAR_WIDTH);
+		if (net > 0 && b->credit_balance > 0)
+			snprintf(left, sizeof(left), ", empty in %.0f s",
+				 (double)b->credit_balance / (double)net);
+		else
+			left[0] = '\0';
+		fprintf(f, "credits  %s %" PRId64 "/%" PRIu64 "  baseline %" PRIu64 "/s, earn %" PRIu64
+			   "/s, spend %" PRIu64 "/s%s%s",
+			b1, b->credit_balance, b->limit_credit_capacity, b->limit_credit_baseline_iops,
+			b->credit_earn_per_s, b->credit_spend_per_s, left, eol);
+	}
 	print_faults(f, b, eol);
 
 	if (a) {

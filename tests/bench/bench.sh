@@ -5,10 +5,12 @@
 # Usage: bench.sh [--quick]. Needs root. Tables go to stdout and to $RESULTS (Markdown).
 #
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
-# BENCH_TARGETS (default "raw ref nbd pd"), BENCH_SECTIONS (default "compare accuracy nbdrate
-# merge plug cpu stats core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
+# BENCH_TARGETS (default "raw ref nbd pd pdnbd"; pdnbd is plugdisk's NBD backend over the same
+# nbdkit file server as nbdfuse's), BENCH_SECTIONS (default "compare accuracy nbdrate
+# merge plug cpu stats fidelity core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
 # BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
 # times as many), the other sections' repetitions and the seconds per timed run.
+# FIDELITY_PROFILES: the profiles the fidelity section measures (default all).
 
 set -u
 export LC_ALL=C
@@ -17,7 +19,7 @@ QUICK=0
 for a in "$@"; do
 	case $a in
 	--quick) QUICK=1 ;;
-	-h | --help) sed -n '3,10s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench.sh: unknown argument '$a'" >&2; exit 2 ;;
 	esac
 done
@@ -27,8 +29,8 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${REF_FUSE:=$TOP/build/tests/bench/ref_fuse}"
 : "${CORE_BENCH:=$TOP/build/tests/bench/core_bench}"
 : "${RESULTS:=$TOP/build/bench-results.md}"
-: "${BENCH_TARGETS:=raw ref nbd pd}"
-: "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats core}"
+: "${BENCH_TARGETS:=raw ref nbd pd pdnbd}"
+: "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats fidelity core}"
 : "${BENCH_PHASES:=dd fio ext4}"
 
 # Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
@@ -193,6 +195,20 @@ start_target() {
 		"$PLUGDISK" -f -i "$IMG" -s "$SIZE" "$@" "$MNT" >>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
+	pdnbd)
+		# plugdisk's NBD backend over nbdkit's file plugin on a Unix socket: the server
+		# nbdfuse has in the nbd target.
+		[ -x "$PLUGDISK" ] || { echo "bench: $PLUGDISK is not built" >&2; return 1; }
+		local psock=$MNT.sock j
+		rm -f "$psock"
+		nbdkit -f -U "$psock" file "$IMG" >>"$W/nbdkit.log" 2>&1 &
+		NBDKIT_PID=$!
+		PIDS+=("$NBDKIT_PID")
+		for j in $(seq 200); do [ -S "$psock" ] && break; sleep 0.05; done
+		[ -S "$psock" ] || { echo "bench: nbdkit did not start" >&2; return 1; }
+		"$PLUGDISK" -f -i "nbd+unix:///?socket=$psock" "$@" "$MNT" >>"$W/plugdisk.log" 2>&1 &
+		DPID=$!
+		;;
 	*) die "unknown target $TARGET" ;;
 	esac
 	if [ "$TARGET" != raw ]; then
@@ -231,11 +247,16 @@ stop_target() {
 	local rc
 	case $TARGET in
 	raw) ;;
-	pd)
+	pd | pdnbd)
 		kill -TERM "$DPID" 2>/dev/null
 		wait_exit "$DPID" 60
 		rc=$?
 		[ "$rc" = 0 ] || echo "bench: plugdisk exited with status $rc (see $W/plugdisk.log)" >&2
+		if [ -n "$NBDKIT_PID" ]; then
+			kill -TERM "$NBDKIT_PID" 2>/dev/null
+			wait_exit "$NBDKIT_PID" 30
+			forget_pid "$NBDKIT_PID"
+		fi
 		;;
 	*)
 		fuse_unmount
@@ -327,8 +348,10 @@ WL_UNIT=(mbs mbs iops iops mbs ops)
 WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k IOPS"
 	"seq write 4k MB/s" "ext4 small files ops/s")
 declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
-	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)")
-declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk")
+	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)"
+	[pdnbd]="plugdisk NBD backend + nbdkit file")
+declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk"
+	[pdnbd]="plugdisk NBD")
 
 # Every comparison target stays mounted for the whole comparison, each on its own image and
 # mountpoint. The comparison runs in three phases (dd, fio through a loop device, ext4); each
@@ -520,6 +543,12 @@ section_compare() {
 			md "$row"
 		done
 	done
+	# The NBD backend against the file backend: what the hop through nbdkit costs.
+	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" pdnbd "* ]]; then
+		row="| ${TSHORT[pdnbd]} ÷ ${TSHORT[pd]} (file backend): the NBD hop |"
+		for i in "${!WL[@]}"; do row+=" $(median_ratio pdnbd pd "${WL[i]}") |"; done
+		md "$row"
+	fi
 	# How much the rounds agree: a median ratio is only as good as the spread around it (not
 	# shown under 4 rounds, where there is no middle half to show).
 	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" ref "* ]] && ((ROUNDS >= 4)); then
@@ -824,6 +853,10 @@ section_core() {
 	"$CORE_BENCH" "${args[@]}" | tee -a "$RESULTS"
 }
 
+# ---- Section: device profiles against their data sheets (tests/bench/fidelity.sh) -----------
+
+. "$TOP/tests/bench/fidelity.sh"
+
 # ---- Main ------------------------------------------------------------------------------------
 
 mkdir -p "$(dirname "$RESULTS")"
@@ -843,7 +876,7 @@ START=$(date +%s)
 for s in $BENCH_SECTIONS; do
 	case $s in
 	compare) section_compare ;;
-	accuracy | nbdrate | merge | plug | cpu | stats)
+	accuracy | nbdrate | merge | plug | cpu | stats | fidelity)
 		case " $BENCH_TARGETS " in *" pd "*) ;; *) say "skipping $s: plugdisk not among the targets"; continue ;; esac
 		[ -x "$PLUGDISK" ] || { say "skipping $s: $PLUGDISK is not built"; continue; }
 		"section_$s"

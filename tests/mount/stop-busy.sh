@@ -39,7 +39,7 @@ assert_gt "$done_bytes" $((500 * 4096 - 1)) "bytes fio saw written"
 # every later one fails, so what fio counts as written is a prefix of the disk.
 pd_start -s 64M
 fio --name=w --filename="$MNT/disk" --rw=write --bs=4k --size="$done_bytes" --iodepth=32 \
-	--ioengine=libaio --direct=1 --verify=crc32c --verify_only --verify_fatal=1 \
+	--ioengine=libaio --direct=1 --verify=crc32c --verify_only --verify_fatal=1 --verify_state_save=0 \
 	--verify_state_load=0 --output="$T/verify.log" >/dev/null 2>&1 ||
 	{ cat "$T/verify.log" >&2; fail "a write fio saw succeed did not verify"; }
 pd_stop

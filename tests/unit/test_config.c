@@ -222,9 +222,9 @@ END_TEST
 START_TEST(test_unknown_group_and_top_level_scalar)
 {
 	expect_file_error("\nqueu = { nomerges = 1; };\n",
-			  "2: queu: unknown key (groups are disk, mount, queue, controller)");
+			  "2: queu: unknown key (groups are disk, mount, queue, controller, backend)");
 	expect_file_error("nomerges = 1;\n",
-			  "1: nomerges: unknown key (groups are disk, mount, queue, controller)");
+			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, backend)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
 }

@@ -279,6 +279,156 @@ START_TEST(test_charges_sum_like_one_charge)
 }
 END_TEST
 
+/* controller.iops_size: up to SIZE counts one I/O, larger ceil(len / SIZE); flushes and
+ * discards count one. */
+START_TEST(test_cost_rule_splits)
+{
+	ck_assert_uint_eq(rate_ios(0, BIO_OP_WRITE, 16u << 20), 1);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_READ, 4096), 1);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_READ, 256 * 1024), 1);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_READ, 256 * 1024 + 1), 2);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_WRITE, 1u << 20), 4);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_WRITE, (1u << 20) + 512), 5);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_DISCARD, 1u << 20), 1);
+	ck_assert_uint_eq(rate_ios(256 * 1024, BIO_OP_FLUSH, 0), 1);
+}
+END_TEST
+
+/* The IOPS buckets are charged by the cost rule: a 1 MiB write at 256 KiB per I/O costs four
+ * I/Os, so at 100 IOPS the next command waits 40 ms. */
+START_TEST(test_cost_rule_charges_buckets)
+{
+	struct ctrl_params p = unlimited();
+	struct rate r;
+
+	p.iops = 100;
+	p.iops_size = 256 * 1024;
+	rate_init(&r, &p, T0);
+	rate_charge(&r, BIO_OP_WRITE, 1u << 20, T0);
+	ck_assert_int_eq(ready(&r, BIO_OP_READ, T0), T0 + 40 * MSEC);
+	ck_assert_int_eq(rate_bucket_level(&r.iops[RATE_ALL], T0), -4);
+	rate_charge(&r, BIO_OP_READ, 4096, T0 + 40 * MSEC);
+	ck_assert_int_eq(ready(&r, BIO_OP_READ, T0 + 40 * MSEC), T0 + 50 * MSEC);
+}
+END_TEST
+
+/* gp2's rule: baseline = max(least, per GiB x size); a baseline at or above the burst rate
+ * makes it the IOPS limit and drops the credits. */
+START_TEST(test_credit_baseline_by_size)
+{
+	struct ctrl_params p = unlimited();
+	struct rate r;
+
+	p.iops = 3000;
+	p.credit_capacity = 5400000;
+	p.credit_baseline_iops = 100;
+	p.credit_iops_per_gib = 3;
+	p.disk_size = 10ull << 30;
+	ck_assert_uint_eq(rate_credit_baseline(&p), 100);
+	p.disk_size = 100ull << 30;
+	ck_assert_uint_eq(rate_credit_baseline(&p), 300);
+	rate_init(&r, &p, T0);
+	ck_assert_uint_eq(r.credit.capacity, 5400000);
+	ck_assert_uint_eq(r.credit.b.rate, 300);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), 5400000); /* starts full */
+	ck_assert_uint_eq(rate_credit_earn_rate(&r, T0), 0);	       /* full: earns nothing */
+	p.disk_size = 2000ull << 30;
+	rate_init(&r, &p, T0);
+	ck_assert_uint_eq(r.credit.capacity, 0);
+	ck_assert_uint_eq(r.iops[RATE_ALL].rate, 6000);
+}
+END_TEST
+
+/* A full bucket of C credits with baseline B and burst rate R runs at R for C / (R - B)
+ * seconds, then at B; by time t it has started C + B t commands (one more: the last may
+ * start at a level of 0). */
+START_TEST(test_credit_burst_then_baseline)
+{
+	struct ctrl_params p = unlimited();
+	struct rate r;
+	int64_t now = T0, prev = T0, drop = 0;
+	int n = 0;
+
+	p.iops = 3000;
+	p.credit_capacity = 300;
+	p.credit_baseline_iops = 100;
+	rate_init(&r, &p, T0);
+	for (;;) {
+		now = ready(&r, BIO_OP_READ, now);
+		if (now >= T0 + 2 * SEC)
+			break;
+		if (!drop && now - prev > 5 * MSEC)
+			drop = prev - T0;
+		rate_charge(&r, BIO_OP_READ, 4096, now);
+		prev = now;
+		n++;
+	}
+	ck_assert_int_ge(n, 499);
+	ck_assert_int_le(n, 502);
+	/* 300 / (3000 - 100) s = 103.4 ms of burst */
+	ck_assert_int_ge(drop, 100 * MSEC);
+	ck_assert_int_le(drop, 107 * MSEC);
+	/* spent everything it earned: spending at the baseline rate, earning it */
+	ck_assert_uint_eq(r.credit.spent, (uint64_t)n);
+	ck_assert_uint_eq(rate_credit_earn_rate(&r, now), 100);
+	ck_assert_uint_ge(rate_credit_spend_rate(&r, now), 95);
+	ck_assert_uint_le(rate_credit_spend_rate(&r, now), 105);
+	/* idle for 1 s earns 100 credits, idle for long refills it to the capacity only */
+	ck_assert_int_le(rate_bucket_level(&r.credit.b, now), 1);
+	ck_assert_int_ge(rate_bucket_level(&r.credit.b, now + SEC), 99);
+	ck_assert_int_le(rate_bucket_level(&r.credit.b, now + SEC), 101);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, now + 100 * SEC), 300);
+	ck_assert_uint_eq(rate_credit_earn_rate(&r, now + 100 * SEC), 0);
+	ck_assert_uint_eq(rate_credit_spend_rate(&r, now + 100 * SEC), 0);
+}
+END_TEST
+
+/* The cost rule applies to the credits too: a 1 MiB read at 256 KiB per I/O spends four. */
+START_TEST(test_credit_spent_by_cost_rule)
+{
+	struct ctrl_params p = unlimited();
+	struct rate r;
+
+	p.credit_capacity = 10;
+	p.credit_baseline_iops = 1;
+	p.iops_size = 256 * 1024;
+	rate_init(&r, &p, T0);
+	rate_charge(&r, BIO_OP_READ, 1u << 20, T0);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), 6);
+	rate_charge(&r, BIO_OP_READ, 2u << 20, T0);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), -2);
+	ck_assert(!rate_has_budget(&r, BIO_OP_READ, T0, &(int64_t){ 0 }));
+	ck_assert_int_eq(ready(&r, BIO_OP_READ, T0), T0 + 2 * SEC);
+}
+END_TEST
+
+/* A reload keeps the balance; a new bucket starts full; dropping the capacity drops it. */
+START_TEST(test_credit_reconfigure)
+{
+	struct ctrl_params p = unlimited();
+	struct rate r;
+
+	p.credit_capacity = 1000;
+	p.credit_baseline_iops = 10;
+	rate_init(&r, &p, T0);
+	for (int i = 0; i < 600; i++)
+		rate_charge(&r, BIO_OP_WRITE, 4096, T0);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), 400);
+	p.credit_baseline_iops = 20;
+	rate_reconfigure(&r, &p, T0);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), 400);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0 + SEC), 420);
+	p.credit_capacity = 0;
+	p.credit_baseline_iops = 0;
+	rate_reconfigure(&r, &p, T0);
+	ck_assert(!rate_is_limited(&r));
+	p.credit_capacity = 50;
+	p.credit_baseline_iops = 5;
+	rate_reconfigure(&r, &p, T0);
+	ck_assert_int_eq(rate_bucket_level(&r.credit.b, T0), 50);
+}
+END_TEST
+
 static Suite *rate_suite(void)
 {
 	Suite *s = suite_create("rate");
@@ -298,6 +448,12 @@ static Suite *rate_suite(void)
 	tcase_add_test(tc, test_reconfigure_same_rate_changes_nothing);
 	tcase_add_test(tc, test_long_run_exact_with_remainder);
 	tcase_add_test(tc, test_charges_sum_like_one_charge);
+	tcase_add_test(tc, test_cost_rule_splits);
+	tcase_add_test(tc, test_cost_rule_charges_buckets);
+	tcase_add_test(tc, test_credit_baseline_by_size);
+	tcase_add_test(tc, test_credit_burst_then_baseline);
+	tcase_add_test(tc, test_credit_spent_by_cost_rule);
+	tcase_add_test(tc, test_credit_reconfigure);
 	suite_add_tcase(s, tc);
 	return s;
 }

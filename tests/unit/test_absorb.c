@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the controller's absorption of its path's own cost (controller.latency_absorb):
+ * the median lateness at the deadlines is learnt and later deadlines come that much earlier,
+ * by at most half the service time; off, nothing moves. */
+#undef NDEBUG
+#include <check.h>
+#include <stdlib.h>
+
+#include "tests/unit/fakedev.h"
+
+static struct fake F;
+
+/* @n synchronous 4 KiB reads, one at a time, each completion run @late after its deadline;
+ * returns the last bio's submit-to-end time. */
+static uint64_t run_qd1(int n, uint64_t late)
+{
+	static struct tbio b[4096];
+	uint64_t seen = 0;
+
+	ck_assert_int_le(n, 4096);
+	for (int i = 0; i < n; i++) {
+		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 4 * KiB, 4 * KiB);
+		queue_unplug_idle(&F.q);
+		ck_assert_int_eq(b[i].ncomplete, 0);
+		ck_assert_int_eq(fake_advance_to(&F, b[i].deadline + late), 1);
+		ck_assert_int_eq(b[i].ncomplete, 1);
+		seen = b[i].done_at - b[i].bio.submit_ns;
+		fake_set_now(&F, fake_now(&F) + 100 * US); /* the submitter's think time */
+	}
+	return seen;
+}
+
+START_TEST(test_lateness_is_absorbed)
+{
+	uint64_t seen;
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 1000;
+	F.cp.latency_absorb = true;
+	fake_start(&F);
+	seen = run_qd1(400, 70 * US);
+	/* learnt in steps of 1 us + 1/64: the median lateness, 70 us, give or take a step */
+	ck_assert_uint_ge(F.c.late_ns, 67 * US);
+	ck_assert_uint_le(F.c.late_ns, 73 * US);
+	/* the bio ends at about submit + latency, not 70 us later */
+	ck_assert_uint_ge(seen, 997 * US);
+	ck_assert_uint_le(seen, 1003 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* Rare long stalls do not drag the estimate: it tracks the median. */
+START_TEST(test_stalls_do_not_drag)
+{
+	static struct tbio b[600];
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 1000;
+	F.cp.latency_absorb = true;
+	fake_start(&F);
+	for (int i = 0; i < 600; i++) {
+		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 4 * KiB, 4 * KiB);
+		queue_unplug_idle(&F.q);
+		fake_advance_to(&F, b[i].deadline + (i % 10 == 9 ? 5000 : 40) * US);
+		ck_assert_int_eq(b[i].ncomplete, 1);
+	}
+	ck_assert_uint_ge(F.c.late_ns, 39 * US);
+	ck_assert_uint_le(F.c.late_ns, 50 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* A lateness above half the service time cuts only half of it. */
+START_TEST(test_cut_at_most_half)
+{
+	uint64_t seen;
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 100;
+	F.cp.latency_absorb = true;
+	fake_start(&F);
+	seen = run_qd1(400, 300 * US);
+	ck_assert_uint_ge(F.c.late_ns, 250 * US);
+	/* deadline = dispatch + 50 us, ended 300 us late */
+	ck_assert_uint_eq(seen, 350 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+START_TEST(test_off_moves_nothing)
+{
+	uint64_t seen;
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 1000;
+	ck_assert(!F.cp.latency_absorb); /* the core's default */
+	fake_start(&F);
+	seen = run_qd1(200, 70 * US);
+	ck_assert_uint_eq(seen, 1070 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("absorb");
+	TCase *tc = tcase_create("absorb");
+
+	tcase_add_test(tc, test_lateness_is_absorbed);
+	tcase_add_test(tc, test_stalls_do_not_drag);
+	tcase_add_test(tc, test_cut_at_most_half);
+	tcase_add_test(tc, test_off_moves_nothing);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
