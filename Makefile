@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # plugdisk: plain GNU make. Variables: WERROR=1, SANITIZE=1 (ASan+UBSan), TSAN=1, V=1,
 # PREFIX, DESTDIR. Objects go to build/ (build-asan/, build-tsan/ for sanitizer builds).
+# 'make' builds the daemon and the unit tests; 'make static' runs cppcheck and scan-build.
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -60,9 +61,13 @@ $(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak format
+# Unit tests: one Check suite per module, tests/unit/test_*.c, linked with core (and conf).
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-all: $(B)/plugdisk
+.PHONY: all deps run check unit mount clean install uninstall bench crash soak format static
+
+all: $(B)/plugdisk $(UNIT_BINS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -77,7 +82,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
-	coreutils groff-base man-db jq sqlite3
+	coreutils groff-base man-db jq cppcheck clang-tools sqlite3
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -94,14 +99,18 @@ run: deps all
 	$(B)/plugdisk -f $(RUN_ARGS) $(MNT)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-scan
+
+# cppcheck and scan-build; fails on findings not listed with a reason in tests/static/.
+static: deps
+	@tests/static/check.sh
 
 format:
 	clang-format -i core/*.[ch] daemon/*.[ch] conf/*.[ch] tests/unit/*.c tests/bench/*.c tests/crash/*.c
 
-# Unit tests: one Check suite per module, tests/unit/test_*.c, linked with core (and conf).
-UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
+# The unit objects are intermediate files of a pattern chain: keep them, so that a second
+# build relinks nothing and recompiles only what changed.
+.SECONDARY: $(UNIT_SRC:%.c=$(B)/%.o)
 $(B)/tests/unit/%.o: override CFLAGS += $(call pc_cflags,check) -UNDEBUG
 $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm

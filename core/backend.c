@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/barrier.h"
+#include "core/full_rw.h"
 #include "core/log.h"
+#include "core/sys.h"
 
 static int file_exec(void *arg, struct request *rq);
 static int file_sync(struct backend *be);
@@ -143,11 +146,12 @@ static void backend_note(struct backend *be, enum bio_op op, int error, const ch
 {
 	int was;
 
-	if (__atomic_load_n(&be->fault[op], __ATOMIC_RELAXED) == error)
+	/* A hint read without fault_lock: a stale value only costs taking the lock. */
+	if (READ_ONCE(be->fault[op]) == error)
 		return;
 	pthread_mutex_lock(&be->fault_lock);
 	was = be->fault[op];
-	__atomic_store_n(&be->fault[op], error, __ATOMIC_RELAXED);
+	WRITE_ONCE(be->fault[op], error); /* for the hint above */
 	pthread_mutex_unlock(&be->fault_lock);
 	if (was == error)
 		return;
@@ -158,15 +162,14 @@ static void backend_note(struct backend *be, enum bio_op op, int error, const ch
 		log_info("%s %s: working again", call, be->path);
 }
 
-/* preadv/pwritev the whole request, restarting after short transfers. A read past the end of
- * a regular image cannot happen (the queue checks bounds), so a 0-byte read is an error. */
+/* preadv/pwritev the whole request (core/full_rw.c). A read past the end of a regular image
+ * cannot happen (the queue checks bounds), so a 0-byte read is an error. */
 static int backend_rw(struct backend *be, struct request *rq)
 {
 	struct iovec stackv[64], *iov = stackv;
 	unsigned int n = 0;
-	uint64_t off = rq->offset, left = rq->len;
-	int ret = 0;
-	unsigned int i = 0;
+	const char *call;
+	int ret;
 
 	if (rq->nr_iov > 64) {
 		iov = malloc(rq->nr_iov * sizeof(*iov));
@@ -176,42 +179,8 @@ static int backend_rw(struct backend *be, struct request *rq)
 	for (struct bio *bio = rq->bio; bio; bio = bio->next)
 		for (int k = 0; k < bio->iovcnt; k++)
 			iov[n++] = bio->iov[k];
-
-	while (left) {
-		ssize_t r;
-		int cnt = (int)(n - i) > IOV_MAX ? IOV_MAX : (int)(n - i);
-
-		if (rq->op == BIO_OP_READ)
-			r = preadv(be->fd, iov + i, cnt, (off_t)off);
-		else
-			r = pwritev(be->fd, iov + i, cnt, (off_t)off);
-		if (r < 0) {
-			ret = -errno;
-			if (ret == -EINTR)
-				continue;
-			backend_note(be, rq->op, ret, rq->op == BIO_OP_READ ? "preadv" : "pwritev");
-			goto out;
-		}
-		if (r == 0) {
-			ret = -EIO;
-			backend_note(be, rq->op, ret, rq->op == BIO_OP_READ ? "preadv (EOF)" : "pwritev (0 bytes)");
-			goto out;
-		}
-		off += (uint64_t)r;
-		left -= (uint64_t)r;
-		while (r > 0 && i < n) {
-			if ((size_t)r >= iov[i].iov_len) {
-				r -= (ssize_t)iov[i].iov_len;
-				i++;
-			} else {
-				iov[i].iov_base = (char *)iov[i].iov_base + r;
-				iov[i].iov_len -= (size_t)r;
-				r = 0;
-			}
-		}
-	}
-	backend_note(be, rq->op, 0, rq->op == BIO_OP_READ ? "preadv" : "pwritev");
-out:
+	ret = full_rw(be->fd, rq->op == BIO_OP_WRITE, iov, n, rq->offset, &call);
+	backend_note(be, rq->op, ret, call);
 	if (iov != stackv)
 		free(iov);
 	return ret;
@@ -219,24 +188,20 @@ out:
 
 static int backend_discard(struct backend *be, struct request *rq)
 {
-	int ret = 0;
+	int ret;
 
-	if (be->is_blockdev) {
-		uint64_t range[2] = { rq->offset, rq->len };
-
-		if (ioctl(be->fd, BLKDISCARD, range) < 0)
-			ret = -errno;
-	} else if (fallocate(be->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)rq->offset,
-			     (off_t)rq->len) < 0) {
-		ret = -errno;
-	}
+	if (be->is_blockdev)
+		ret = sys_blkdiscard(be->fd, rq->offset, rq->len);
+	else
+		ret = sys_fallocate(be->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, rq->offset,
+				    rq->len);
 	backend_note(be, BIO_OP_DISCARD, ret, be->is_blockdev ? "ioctl BLKDISCARD" : "fallocate");
 	return ret;
 }
 
 static int file_sync(struct backend *be)
 {
-	int ret = fdatasync(be->fd) < 0 ? -errno : 0;
+	int ret = sys_fdatasync(be->fd);
 
 	backend_note(be, BIO_OP_FLUSH, ret, "fdatasync");
 	return ret;

@@ -60,6 +60,12 @@ struct request {
 	unsigned int nr_iov;		/* sum of bio->iovcnt */
 	/* Links in the queue's FIFO while queued; q->lock. */
 	struct request *prev, *next;
+	/* The merge index while queued (core/merge.c); q->lock. */
+	uint64_t seq;				/* FIFO order: later requests have larger seq */
+	struct request *hash_next, **hash_pprev;	/* end_hash chain */
+	struct request *sort_l, *sort_r;	/* sort treap children */
+	uint64_t sort_max_end;			/* greatest rq_end() in this treap subtree */
+	uint32_t sort_prio;			/* treap priority */
 	uint64_t start_ns;		/* when the request was created (stat's "in queue" time) */
 	uint64_t last_submit_ns;	/* latest submit time of its bios */
 	uint64_t dispatch_ns;		/* when the emulated device started it (see ctrl.c) */

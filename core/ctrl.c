@@ -16,8 +16,9 @@
  * controller.reorder = sptf the one of the first queue_depth nearest the head.
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
- * Admitted requests go to a pool of worker threads that run the backing I/O (preadv,
- * pwritev, fdatasync, punch hole). A command completes at the later of its backing I/O's
+ * Admitted requests go to a pool of worker threads (core/pool.c) that run the backing I/O
+ * (preadv, pwritev, fdatasync, punch hole), or run in the dispatching thread (ctrl_issue()).
+ * A command completes at the later of its backing I/O's
  * end and dispatch + service latency: if the I/O finishes early, the completion is deferred
  * to the timer thread, so the slot stays busy for the service time without holding a worker.
  * That makes the device's peak rate queue_depth / latency commands per second, as on a real
@@ -40,12 +41,13 @@
  * much before its submit + latency, which is the point.
  *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
- * which the queue holds whenever it calls in. The work list has its own pool_lock, taken
+ * which the queue holds whenever it calls in. The pool's work list has its own lock, taken
  * after q->lock and never held across I/O. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/barrier.h"
 #include "core/clock.h"
 #include "core/ctrl.h"
 #include "core/fault.h"
@@ -75,14 +77,14 @@ static uint64_t q_clock(const struct queue *q)
  * rare long stalls of a loaded machine do not drag it. Timer thread only. */
 static void ctrl_note_late(struct ctrl *c, uint64_t late)
 {
-	uint64_t est = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+	uint64_t est = READ_ONCE(c->late_ns);
 	uint64_t step = NSEC_PER_USEC + est / 64;
 
 	if (late > est)
 		est += step;
 	else if (late < est)
 		est = est > step ? est - step : 0;
-	__atomic_store_n(&c->late_ns, est, __ATOMIC_RELAXED);
+	WRITE_ONCE(c->late_ns, est);
 }
 
 /* Latency timer: the service time of an already-executed command has passed. The time from
@@ -167,7 +169,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	 * end the service that much early, up to half of it, so that what they see is the
 	 * service time. */
 	if (timed && c->p.latency_absorb) {
-		uint64_t late = __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED);
+		uint64_t late = READ_ONCE(c->late_ns);
 		uint64_t half = (rq->deadline_ns - start) / 2;
 
 		rq->deadline_ns -= late < half ? late : half;
@@ -223,7 +225,7 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->credits_spent = cr->spent;
 	ss->cache_bytes = latency_cache_bytes(&c->lat, &c->p, now);
 	ss->cliff_bytes = c->lat.cliff_bytes;
-	ss->absorb_ns = c->p.latency_absorb ? __atomic_load_n(&c->late_ns, __ATOMIC_RELAXED) : 0;
+	ss->absorb_ns = c->p.latency_absorb ? READ_ONCE(c->late_ns) : 0;
 }
 
 void ctrl_release(struct ctrl *c, struct request *rq)
@@ -249,19 +251,11 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	c->p.workers = workers;
 }
 
-/* The time on the clock of @rq's queue: a fake clock in unit tests, as for the deadline. */
-static uint64_t rq_now(const struct request *rq)
-{
-	const struct queue *q = rq->queue;
-
-	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
-}
-
 /* The backing I/O of @rq has finished: complete it now, or at its deadline. */
 static void ctrl_io_done(struct ctrl *c, struct request *rq)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
-		uint64_t now = rq_now(rq);
+		uint64_t now = queue_now(rq->queue);
 
 		if (now < rq->deadline_ns) {
 			/* The device frees the slot at the deadline, however late the timer. */
@@ -291,7 +285,7 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * completion, whose reply may be preempted by the task it wakes) was slow. */
 static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
-	uint64_t t0 = rq_now(rq);
+	uint64_t t0 = queue_now(rq->queue);
 	bool slow;
 	int ret;
 
@@ -301,42 +295,15 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 	if (ret == IO_ASYNC)
 		return false; /* started: the stage ends it through ctrl_rq_io_done() */
 	rq->error = ret;
-	slow = rq_now(rq) - t0 > CTRL_INLINE_SLOW_NS;
+	slow = queue_now(rq->queue) - t0 > CTRL_INLINE_SLOW_NS;
 	ctrl_io_done(c, rq);
 	return slow;
 }
 
-/* Set in worker threads: a completion a worker runs dispatches more requests, and the worker
- * goes back to the list itself, so only the requests beyond its own need another worker. */
-static __thread bool tls_worker;
-
-static void *ctrl_worker(void *arg)
+/* A pool thread runs one request. */
+static void ctrl_worker_run(void *arg, struct request *rq)
 {
-	struct ctrl *c = arg;
-
-	pthread_setname_np(pthread_self(), "plugdisk-io");
-	tls_worker = true;
-	pthread_mutex_lock(&c->pool_lock);
-	for (;;) {
-		struct request *rq;
-
-		while (!c->work_head && !c->pool_stop) {
-			c->nr_idle++;
-			pthread_cond_wait(&c->pool_cond, &c->pool_lock);
-			c->nr_idle--;
-		}
-		if (!c->work_head)
-			break;
-		rq = c->work_head;
-		c->work_head = rq->work_next;
-		if (!c->work_head)
-			c->work_tail = NULL;
-		pthread_mutex_unlock(&c->pool_lock);
-		ctrl_exec(c, rq);
-		pthread_mutex_lock(&c->pool_lock);
-	}
-	pthread_mutex_unlock(&c->pool_lock);
-	return NULL;
+	ctrl_exec(arg, rq);
 }
 
 /* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
@@ -378,33 +345,6 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 	tls_in_inline = false;
 }
 
-/* Append @list to the workers' list and wake one idle worker per request, less the one the
- * calling worker takes itself (@self). A busy worker picks up queued work when it finishes,
- * so waking more workers than are idle, or than there is work, only costs futex calls and
- * pool_lock contention. */
-static void ctrl_queue_work(struct ctrl *c, struct request *list, unsigned int self)
-{
-	struct request *tail = list;
-	unsigned int n = 1, wake;
-
-	while (tail->work_next) {
-		tail = tail->work_next;
-		n++;
-	}
-	pthread_mutex_lock(&c->pool_lock);
-	if (c->work_tail)
-		c->work_tail->work_next = list;
-	else
-		c->work_head = list;
-	c->work_tail = tail;
-	wake = n > self ? n - self : 0;
-	if (wake > c->nr_idle)
-		wake = c->nr_idle;
-	pthread_mutex_unlock(&c->pool_lock);
-	while (wake--)
-		pthread_cond_signal(&c->pool_cond);
-}
-
 void ctrl_issue(struct ctrl *c, struct request *list)
 {
 	struct request *mine;
@@ -415,12 +355,14 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		ctrl_run_here(c, list);
 		return;
 	}
-	if (tls_worker) {
-		ctrl_queue_work(c, list, 1);
+	if (pool_in_thread()) {
+		/* A completion a worker ran dispatched more: the worker goes back to the list
+		 * itself, so only the requests beyond its own need another worker. */
+		pool_queue(&c->pool, list, 1);
 		return;
 	}
 	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
-		ctrl_queue_work(c, list, 0);
+		pool_queue(&c->pool, list, 0);
 		return;
 	}
 	/* This thread runs the requests itself, in order, while each is quicker than handing it
@@ -433,7 +375,7 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		list = list->work_next;
 		mine->work_next = NULL;
 		if (ctrl_exec(c, mine) && list) {
-			ctrl_queue_work(c, list, 0);
+			pool_queue(&c->pool, list, 0);
 			break;
 		}
 	}
@@ -443,6 +385,8 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl_exec_fn exec,
 	      void *exec_arg, int64_t now)
 {
+	int ret;
+
 	memset(c, 0, sizeof(*c));
 	c->p = *p;
 	c->timer = t;
@@ -453,41 +397,21 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	c->slot_free = calloc(CTRL_MAX_SLOTS, sizeof(*c->slot_free));
 	if (!c->slot_free)
 		return -ENOMEM;
-	pthread_mutex_init(&c->pool_lock, NULL);
-	pthread_cond_init(&c->pool_cond, NULL);
-	if (!p->workers) {
-		c->inline_exec = true;
-		return 0;
+	ret = pool_init(&c->pool, p->workers, "plugdisk-io", ctrl_worker_run, c);
+	if (ret) {
+		free(c->slot_free);
+		c->slot_free = NULL;
+		return ret;
 	}
-	c->workers = calloc(p->workers, sizeof(*c->workers));
-	if (!c->workers)
-		return -ENOMEM;
-	for (unsigned int i = 0; i < p->workers; i++) {
-		int err = pthread_create(&c->workers[i], NULL, ctrl_worker, c);
-
-		if (err) {
-			log_err("pthread_create (worker): %s", strerror(err));
-			ctrl_destroy(c);
-			return -err;
-		}
-		c->nr_workers++;
-	}
+	c->nr_workers = c->pool.nr_threads;
+	c->inline_exec = !p->workers;
 	return 0;
 }
 
 void ctrl_destroy(struct ctrl *c)
 {
-	pthread_mutex_lock(&c->pool_lock);
-	c->pool_stop = true;
-	pthread_mutex_unlock(&c->pool_lock);
-	pthread_cond_broadcast(&c->pool_cond);
-	for (unsigned int i = 0; i < c->nr_workers; i++)
-		pthread_join(c->workers[i], NULL);
-	free(c->workers);
-	c->workers = NULL;
+	pool_destroy(&c->pool);
+	c->nr_workers = 0;
 	free(c->slot_free);
 	c->slot_free = NULL;
-	c->nr_workers = 0;
-	pthread_cond_destroy(&c->pool_cond);
-	pthread_mutex_destroy(&c->pool_lock);
 }

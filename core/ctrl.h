@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The disk controller emulator: command slots, rate limits, service latency, backend workers. */
+/* The disk controller emulator: command slots, rate limits, service latency, and the hand-off
+ * of admitted requests to the backend (inline or to the worker pool, core/pool.h). */
 #ifndef PLUGDISK_CTRL_H
 #define PLUGDISK_CTRL_H
 
@@ -11,6 +12,7 @@
 #include "core/io.h"
 #include "core/latency.h"
 #include "core/params.h"
+#include "core/pool.h"
 #include "core/rate.h"
 #include "core/stats.h"
 #include "core/timer.h"
@@ -47,14 +49,9 @@ struct ctrl {
 	 * any I/O; its lock is taken after q->lock. */
 	struct fault_set *faults;
 
-	/* Backend worker pool. Lock order: q->lock, then pool_lock. */
-	pthread_mutex_t pool_lock;
-	pthread_cond_t pool_cond;	/* pool_lock: work arrived or stop */
-	struct request *work_head, *work_tail;	/* pool_lock */
-	unsigned int nr_idle;		/* pool_lock: workers waiting on pool_cond */
-	bool pool_stop;			/* pool_lock */
+	/* The backend workers (lock order: q->lock, then pool.lock). */
+	struct pool pool;
 	unsigned int nr_workers;	/* written at init, read-only after */
-	pthread_t *workers;
 	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
 };
 

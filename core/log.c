@@ -8,6 +8,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 
 /* Written once by log_init() before any thread starts; read-only afterwards. */
@@ -27,7 +28,7 @@ void log_init(const char *ident, bool use_syslog, enum log_level max)
 
 void log_also_stderr(bool on)
 {
-	__atomic_store_n(&log_stderr_too, on, __ATOMIC_RELAXED);
+	WRITE_ONCE(log_stderr_too, on); /* a lone flag: a line or two late is fine */
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
@@ -46,17 +47,22 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		return;
+		goto out;
 	if (log_syslog)
 		syslog(prio[lvl], "%s", buf);
-	if (!log_syslog || __atomic_load_n(&log_stderr_too, __ATOMIC_RELAXED)) {
+	if (!log_syslog || READ_ONCE(log_stderr_too)) {
 		char line[1200];
 		int m = snprintf(line, sizeof(line), "%s: %s%s\n", log_ident, tag[lvl], buf);
-		if (m > (int)sizeof(line))
-			m = sizeof(line);
+		if (m < 0)
+			goto out;
+		if (m >= (int)sizeof(line)) { /* cut: keep the newline, not the NUL */
+			m = (int)sizeof(line) - 1;
+			line[m - 1] = '\n';
+		}
 		if (write(STDERR_FILENO, line, m) < 0) {
 			/* nowhere left to report it */
 		}
 	}
+out:
 	errno = saved;
 }

@@ -12,12 +12,22 @@ struct queue;
 /* Try to merge @bio into a queued request: back merge, front merge, and, when the bio fills
  * the gap between two queued requests, join them (the block layer's attempt_merge).
  * Honours queue.nomerges and queue.max_request_size, never merges across ops, never merges
- * flushes, never merges past a queued flush and never lets a bio overtake a queued request
- * whose range it overlaps. Counts the merges. Returns the request the bio went into, or
- * NULL if it must become a request of its own. q->lock held. */
+ * flushes, never merges past a queued flush, never lets a bio overtake a queued request
+ * whose range it overlaps and never joins two requests across a queued request that overlaps
+ * the one that moves: overlapping requests are dispatched in submission order. Counts the
+ * merges. Returns the request the bio went into, or NULL if it must become a request of its
+ * own. q->lock held. */
 struct request *merge_bio(struct queue *q, struct bio *bio);
 
-/* Unlink @rq from the queue's FIFO and its counters (not freed). q->lock held. */
-void queue_unlink(struct queue *q, struct request *rq);
+/* Set up and free @q's merge index. init returns 0 or -ENOMEM. */
+int merge_index_init(struct queue *q);
+void merge_index_destroy(struct queue *q);
+
+/* Give @rq, just appended to the FIFO, its seq and index it (a flush only gets its seq and
+ * ends the mergeable part of the queue). q->lock held. */
+void merge_index_add(struct queue *q, struct request *rq);
+
+/* Take @rq out of the index as it leaves the FIFO. q->lock held. */
+void merge_index_del(struct queue *q, struct request *rq);
 
 #endif

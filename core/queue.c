@@ -28,7 +28,9 @@
  *
  * Invariants (q->lock): nr_queued counts the FIFO; queued_bytes is the sum of their lengths;
  * every queued request holds >= 1 bio of its op covering [offset, offset + len) in order;
- * a bio is completed exactly once, by queue_complete(), after its request left the FIFO.
+ * a bio is completed exactly once, by queue_complete(), after its request left the FIFO;
+ * every queued request but a flush is in the merge index (merge.c), and seq grows along the
+ * FIFO.
  * Counters: op.bios = op.ios + op.merges_{back,front,gap} whenever the queue is idle.
  *
  * Threads: submitters (FUSE receive threads), backend workers and the timer thread all come
@@ -38,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/barrier.h"
 #include "core/ctrl.h"
 #include "core/fault.h"
 #include "core/log.h"
@@ -46,7 +49,25 @@
 
 const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
 
-static uint64_t q_now(struct queue *q)
+void queue_unlink(struct queue *q, struct request *rq)
+{
+	if (rq->prev)
+		rq->prev->next = rq->next;
+	else
+		q->head = rq->next;
+	if (rq->next)
+		rq->next->prev = rq->prev;
+	else
+		q->tail = rq->prev;
+	rq->prev = rq->next = NULL;
+	merge_index_del(q, rq);
+	q->nr_queued--;
+	q->queued_bytes -= rq->len;
+	if (q->last_merge == rq)
+		q->last_merge = NULL;
+}
+
+uint64_t queue_now(const struct queue *q)
 {
 	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
 }
@@ -54,14 +75,15 @@ static uint64_t q_now(struct queue *q)
 /* q->lock held. The plugged flag is also read without the lock as a hint. */
 static void set_plugged(struct queue *q, bool v)
 {
-	__atomic_store_n(&q->plugged, v, __ATOMIC_RELAXED);
+	WRITE_ONCE(q->plugged, v);
 }
 
 bool queue_needs_unplug(struct queue *q)
 {
-	/* Pairs with set_plugged(); a stale answer only costs one lock round or one idle
-	 * unplug left to the timer's backstop, never a lost request. */
-	return __atomic_load_n(&q->plugged, __ATOMIC_RELAXED);
+	/* Read without q->lock (set_plugged() writes it under the lock): a stale answer only
+	 * costs one lock round or one idle unplug left to the timer's backstop, never a lost
+	 * request. */
+	return READ_ONCE(q->plugged);
 }
 
 /* q->lock held: integrate busy and weighted time up to @now. Call before any change of
@@ -169,7 +191,7 @@ static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	if (q->plugged && now >= q->unplug_at) {
 		__queue_unplug(q, UNPLUG_TIMER, now);
 		__queue_run(q, now, &list);
@@ -184,7 +206,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	if (q->stopped && (q->stop_reason == STOP_BUDGET || q->stop_reason == STOP_HEAD)) {
 		if (now >= q->restart_at) {
 			q->runnable_since = q->restart_at;
@@ -200,7 +222,12 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, struct timer *t,
 	       clock_fn clock, void *clock_arg)
 {
+	int ret;
+
 	memset(q, 0, sizeof(*q));
+	ret = merge_index_init(q);
+	if (ret)
+		return ret;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->free_wait, NULL);
 	pthread_cond_init(&q->idle_wait, NULL);
@@ -212,7 +239,7 @@ int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, st
 	c->q = q;
 	timer_entry_init(&q->unplug_tmr, unplug_timer_fn);
 	timer_entry_init(&q->restart_tmr, restart_timer_fn);
-	q->last_acct = q_now(q);
+	q->last_acct = queue_now(q);
 	return 0;
 }
 
@@ -223,6 +250,7 @@ void queue_destroy(struct queue *q)
 	pthread_cond_destroy(&q->free_wait);
 	pthread_cond_destroy(&q->idle_wait);
 	pthread_mutex_destroy(&q->lock);
+	merge_index_destroy(q);
 }
 
 static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
@@ -254,6 +282,7 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 	else
 		q->head = rq;
 	q->tail = rq;
+	merge_index_add(q, rq);
 	q->nr_queued++;
 	q->queued_bytes += rq->len;
 	if (rq->op != BIO_OP_FLUSH)
@@ -263,7 +292,7 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 void queue_submit(struct queue *q, struct bio *bio)
 {
 	struct request *list = NULL, *rq;
-	uint64_t now = q_now(q);
+	uint64_t now = queue_now(q);
 
 	bio->submit_ns = now;
 	bio->next = NULL;
@@ -288,7 +317,7 @@ void queue_submit(struct queue *q, struct bio *bio)
 			pthread_cond_wait(&q->free_wait, &q->lock);
 			q->waiters--;
 		}
-		now = q_now(q);
+		now = queue_now(q);
 		rq = merge_bio(q, bio);
 	}
 	if (!rq) {
@@ -327,7 +356,7 @@ void queue_unplug_idle(struct queue *q)
 		return;
 	pthread_mutex_lock(&q->lock);
 	if (q->plugged) {
-		now = q_now(q);
+		now = queue_now(q);
 		__queue_unplug(q, UNPLUG_IDLE, now);
 		__queue_run(q, now, &list);
 	}
@@ -335,11 +364,24 @@ void queue_unplug_idle(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 }
 
+/* A completer has ended its bios (it raised q->completing under q->lock before it dropped
+ * the lock): wake a drainer waiting for the last of them. Call without q->lock. The
+ * decrement, then the load of drain_waiting, pairs with the drainer's store of drain_waiting,
+ * then its load of completing (see struct queue). */
+static void queue_put_completing(struct queue *q)
+{
+	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->idle_wait);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
 void queue_complete(struct queue *q, struct request *rq)
 {
 	struct op_stats *st = &q->stats.op[rq->op];
 	struct request *list = NULL;
-	uint64_t now = q_now(q);
+	uint64_t now = queue_now(q);
 	struct bio *bio, *next;
 
 	pthread_mutex_lock(&q->lock);
@@ -359,7 +401,7 @@ void queue_complete(struct queue *q, struct request *rq)
 		__queue_start_run(q, now, &list);
 	else
 		__queue_run(q, now, &list);
-	__atomic_add_fetch(&q->completing, 1, __ATOMIC_SEQ_CST);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_mutex_unlock(&q->lock);
 
 	ctrl_issue(q->ctrl, list);
@@ -370,12 +412,7 @@ void queue_complete(struct queue *q, struct request *rq)
 	free(rq);
 	/* Drain returns only once every end_io has returned: the replies it sends use state
 	 * (the FUSE session) that the drainer tears down next. */
-	if (__atomic_sub_fetch(&q->completing, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&q->drain_waiting, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&q->lock);
-		pthread_cond_broadcast(&q->idle_wait);
-		pthread_mutex_unlock(&q->lock);
-	}
+	queue_put_completing(q);
 }
 
 void queue_drain(struct queue *q)
@@ -384,17 +421,18 @@ void queue_drain(struct queue *q)
 
 	pthread_mutex_lock(&q->lock);
 	q->held = q->frozen = q->plug_held = false;
-	__queue_unplug(q, UNPLUG_IDLE, q_now(q));
-	__queue_run(q, q_now(q), &list);
+	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
+	__queue_run(q, queue_now(q), &list);
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
 
 	pthread_mutex_lock(&q->lock);
-	__atomic_store_n(&q->drain_waiting, 1, __ATOMIC_SEQ_CST);
-	while (q->nr_queued || q->ctrl->in_flight ||
-	       __atomic_load_n(&q->completing, __ATOMIC_SEQ_CST))
+	/* Pairs with queue_complete(): the drainer stores drain_waiting then loads completing,
+	 * a completer decrements completing then loads drain_waiting (see struct queue). */
+	smp_store_mb(q->drain_waiting, 1);
+	while (q->nr_queued || q->ctrl->in_flight || smp_load_mb(q->completing))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
-	__atomic_store_n(&q->drain_waiting, 0, __ATOMIC_SEQ_CST);
+	smp_store_mb(q->drain_waiting, 0);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -406,7 +444,7 @@ void queue_hold(struct queue *q, bool hold)
 	q->held = hold;
 	if (!hold) {
 		q->frozen = false;
-		q->runnable_since = q_now(q);
+		q->runnable_since = queue_now(q);
 		__queue_run(q, q->runnable_since, &list);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -419,7 +457,7 @@ void queue_plug_hold(struct queue *q, bool plug)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	if (plug) {
 		if (!q->plugged)
 			__queue_plug(q, now);
@@ -438,8 +476,8 @@ void queue_freeze(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	q->held = true;
 	q->frozen = true;
-	__atomic_store_n(&q->drain_waiting, 1, __ATOMIC_SEQ_CST);
-	while (q->ctrl->in_flight || __atomic_load_n(&q->completing, __ATOMIC_SEQ_CST))
+	smp_store_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
+	while (q->ctrl->in_flight || smp_load_mb(q->completing))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
 	pthread_mutex_unlock(&q->lock);
 }
@@ -465,7 +503,7 @@ unsigned int queue_abort(struct queue *q, int error)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	queue_account_time(q, now);
 	while ((rq = q->head)) {
 		queue_unlink(q, rq);
@@ -477,7 +515,7 @@ unsigned int queue_abort(struct queue *q, int error)
 	}
 	q->held = q->frozen = q->plug_held = false;
 	__queue_unplug(q, UNPLUG_IDLE, now);
-	__atomic_add_fetch(&q->completing, 1, __ATOMIC_SEQ_CST);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_cond_broadcast(&q->free_wait);
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -492,12 +530,7 @@ unsigned int queue_abort(struct queue *q, int error)
 		}
 		free(rq);
 	}
-	if (__atomic_sub_fetch(&q->completing, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&q->drain_waiting, __ATOMIC_SEQ_CST)) {
-		pthread_mutex_lock(&q->lock);
-		pthread_cond_broadcast(&q->idle_wait);
-		pthread_mutex_unlock(&q->lock);
-	}
+	queue_put_completing(q);
 	return nbios;
 }
 
@@ -518,7 +551,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	q->p = *qp;
 	ctrl_reconfigure(q->ctrl, cp, now);
 	if (!qp->plug) {
@@ -542,7 +575,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	queue_account_time(q, now);
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
@@ -575,7 +608,7 @@ void queue_stats_reset(struct queue *q)
 	uint64_t now;
 
 	pthread_mutex_lock(&q->lock);
-	now = q_now(q);
+	now = queue_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
 	if (q->ctrl->faults)
 		fault_stats_reset(q->ctrl->faults);

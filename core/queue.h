@@ -18,7 +18,7 @@ struct ctrl;
 struct queue {
 	/* Guards everything below marked q->lock, and the controller's admission state
 	 * (struct ctrl fields marked q->lock): the controller shares its queue's lock, as a
-	 * block driver shares the queue lock. Lock order: q->lock, then ctrl->pool_lock, then
+	 * block driver shares the queue lock. Lock order: q->lock, then ctrl->pool.lock, then
 	 * timer->lock. Never call a bio's end_io with q->lock held. */
 	pthread_mutex_t lock;
 	pthread_cond_t free_wait;	/* q->lock: a request slot in the queue freed */
@@ -29,6 +29,11 @@ struct queue {
 	unsigned int nr_queued;		/* q->lock */
 	uint64_t queued_bytes;		/* q->lock */
 	struct request *last_merge;	/* q->lock: one-hit cache, as the block layer's */
+	/* The merge index (core/merge.c): every queued request but flushes. */
+	struct request **end_hash;	/* q->lock: chains by rq_end() */
+	struct request *sort_root;	/* q->lock: treap by (offset, seq) */
+	uint64_t next_seq;		/* q->lock: seq of the latest queued request */
+	uint64_t flush_seq;		/* q->lock: seq of the latest queued flush, 0 if none */
 
 	bool plugged;			/* q->lock */
 	bool stopped;			/* q->lock */
@@ -133,5 +138,14 @@ unsigned int queue_abort(struct queue *q, int error);
 
 /* Whether nothing is queued or in flight. */
 bool queue_is_idle(struct queue *q);
+
+/* The time on @q's clock (a fake one in unit tests), in ns. Any thread. */
+uint64_t queue_now(const struct queue *q);
+
+/* Internal to core/. */
+
+/* Unlink @rq from the queue's FIFO, its merge index and its counters (not freed).
+ * q->lock held. */
+void queue_unlink(struct queue *q, struct request *rq);
 
 #endif

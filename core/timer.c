@@ -70,8 +70,10 @@ static void heap_remove(struct timer *t, struct timer_entry *e)
 	e->heap_idx = -1;
 }
 
-/* t->lock held. Grows the heap; on allocation failure the entry is kept by running it late
- * would be wrong, so we abort: the heap is bounded by requests + 2 and is sized up front. */
+/* t->lock held. Grows the heap by doubling as entries are armed (it holds at most one entry
+ * per request in flight plus the queue's two timers). There is no way to report a failure to
+ * the caller, and dropping or running the entry early would be wrong, so a failed realloc
+ * aborts. */
 static void heap_insert(struct timer *t, struct timer_entry *e)
 {
 	if (t->nr == t->cap) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Microbenchmark of core/ without FUSE: ns per bio to submit, merge, dispatch and complete,
- * against a controller whose backing I/O is a no-op. Prints a Markdown table.
- * Usage: core_bench [--quick] */
+ * against a controller whose backing I/O is a no-op, and the cost of merge lookups in a deep
+ * queue. Prints Markdown tables.
+ * Usage: core_bench [--quick] [--deep] (--deep: only the deep-queue table) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,128 @@ static void run_batch(struct bench *b, enum layout lay, uint64_t base, struct re
 	r->requests += b->executed - ex0;
 }
 
+/* The deep queue: nr_requests 4096 and a tight IOPS limit, so that requests pile up in a
+ * stopped queue while @depth small random writes stay outstanding (each completion submits
+ * the next). Random 4 KiB writes over 1 TiB almost never merge, so every submit is a merge
+ * lookup that finds nothing: the case where a scan of the queue costs the most. */
+struct deep {
+	struct bench *b;
+	struct bio *bio;
+	struct iovec iov;
+	unsigned int *free_idx, nr_free;
+};
+
+static struct deep *deep_now;
+
+static void deep_end_io(struct bio *bio, int error)
+{
+	struct deep *d = deep_now;
+
+	if (error) {
+		fprintf(stderr, "core_bench: deep-queue bio failed: %d\n", error);
+		exit(1);
+	}
+	d->free_idx[d->nr_free++] = (unsigned int)(bio - d->bio);
+}
+
+/* Returns ns per submit over @total submits at @depth outstanding; *@queued gets the mean
+ * number of requests queued at a submit. */
+static double run_deep(unsigned int depth, long total, double *queued)
+{
+	struct deep d = { 0 };
+	struct queue_params qp;
+	struct ctrl_params cp;
+	uint64_t rnd = 88172645463325252ull, ns = 0, qsum = 0;
+	long done = 0;
+
+	d.b = calloc(1, sizeof(*d.b));
+	d.bio = calloc(depth, sizeof(*d.bio));
+	d.free_idx = calloc(depth, sizeof(*d.free_idx));
+	if (!d.b || !d.bio || !d.free_idx)
+		exit(1);
+	deep_now = &d;
+	queue_params_default(&qp);
+	ctrl_params_default(&cp);
+	qp.plug = false;
+	qp.nr_requests = 4096;
+	cp.queue_depth = 32;
+	cp.workers = 0;
+	cp.iops = 1000; /* one command per ms of fake time */
+	cp.burst_ms = 0;
+	if (timer_init(&d.b->t, false) ||
+	    ctrl_init(&d.b->c, &cp, &d.b->t, fake_exec, &d.b->executed, (int64_t)fake_now) ||
+	    queue_init(&d.b->q, &qp, &d.b->c, &d.b->t, fake_clock, NULL)) {
+		fprintf(stderr, "core_bench: cannot set up the deep queue\n");
+		exit(1);
+	}
+	d.iov.iov_base = buf;
+	d.iov.iov_len = BIO_LEN;
+	for (unsigned int i = 0; i < depth; i++)
+		d.free_idx[d.nr_free++] = i;
+	while (done < total) {
+		uint64_t t0, next;
+
+		while (d.nr_free && done < total) {
+			struct bio *bio = &d.bio[d.free_idx[--d.nr_free]];
+
+			rnd ^= rnd << 13;
+			rnd ^= rnd >> 7;
+			rnd ^= rnd << 17;
+			memset(bio, 0, sizeof(*bio));
+			bio->op = BIO_OP_WRITE;
+			bio->offset = (rnd % (1ull << 28)) * BIO_LEN; /* 1 TiB */
+			bio->len = BIO_LEN;
+			bio->iovcnt = 1;
+			bio->iov = &d.iov;
+			bio->end_io = deep_end_io;
+			qsum += d.b->q.nr_queued; /* single-threaded: no lock needed */
+			t0 = wall_ns();
+			queue_submit(&d.b->q, bio);
+			ns += wall_ns() - t0;
+			done++;
+		}
+		next = timer_next_deadline(&d.b->t);
+		if (next == UINT64_MAX) {
+			fprintf(stderr, "core_bench: deep queue stuck\n");
+			exit(1);
+		}
+		if (next > fake_now)
+			fake_now = next;
+		timer_run_due(&d.b->t, fake_now);
+	}
+	while (!queue_is_idle(&d.b->q)) { /* the unthreaded timer drains it */
+		uint64_t next = timer_next_deadline(&d.b->t);
+
+		if (next == UINT64_MAX)
+			break;
+		if (next > fake_now)
+			fake_now = next;
+		timer_run_due(&d.b->t, fake_now);
+	}
+	bench_destroy(d.b);
+	free(d.b);
+	free(d.bio);
+	free(d.free_idx);
+	*queued = (double)qsum / (double)total;
+	return (double)ns / (double)total;
+}
+
+static void deep_table(long total)
+{
+	static const unsigned int depths[] = { 128, 4096 };
+
+	printf("Deep queue: nr_requests 4096, IOPS limit 1000 (fake clock), random 4 KiB writes "
+	       "over 1 TiB, %ld submits per row.\n\n", total);
+	printf("| outstanding writes | mean requests queued at submit | ns per submit |\n"
+	       "|---|---|---|\n");
+	for (unsigned int i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		double queued, ns = run_deep(depths[i], total, &queued);
+
+		printf("| %u | %.0f | %.0f |\n", depths[i], queued, ns);
+	}
+	printf("\n");
+}
+
 static double per(uint64_t ns, uint64_t n)
 {
 	return n ? (double)ns / (double)n : 0.0;
@@ -168,14 +291,25 @@ int main(int argc, char *argv[])
 	struct result spread = { 0 }, asc = { 0 }, desc = { 0 }, inl = { 0 };
 	struct bench *b = malloc(sizeof(*b));
 
-	if (argc > 1 && strcmp(argv[1], "--quick") == 0)
-		batches = 2000;
-	else if (argc > 1) {
-		fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-		return 2;
+	bool deep_only = false;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0) {
+			batches = 2000;
+		} else if (strcmp(argv[i], "--deep") == 0) {
+			deep_only = true;
+		} else {
+			fprintf(stderr, "usage: %s [--quick] [--deep]\n", argv[0]);
+			return 2;
+		}
 	}
 	if (!b)
 		return 1;
+	deep_table(batches * 10);
+	if (deep_only) {
+		free(b);
+		return 0;
+	}
 
 	bench_init(b, true, 1);
 	for (long n = 0; n < batches / 10; n++) /* warm up caches and the allocator */

@@ -650,8 +650,10 @@ static int load_log(const char *path)
 	sync_gen = calloc((size_t)MAX_THREADS * nf, sizeof(uint64_t));
 	uint64_t cap = 1024;
 	v.w = calloc(cap, sizeof(*v.w));
-	if (!v.f || !sync_gen || !v.w)
+	if (!v.f || !sync_gen || !v.w) {
+		fclose(fp);
 		return -1;
+	}
 
 	while (fread(&r, sizeof(r), 1, fp) == 1) {
 		if (r.file >= nf || r.thread >= MAX_THREADS) {

@@ -5,16 +5,16 @@
 #ifndef PLUGDISK_TEST_FAKEDEV_H
 #define PLUGDISK_TEST_FAKEDEV_H
 
-#undef NDEBUG
-#include <check.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "core/barrier.h"
 #include "core/ctrl.h"
 #include "core/queue.h"
 #include "core/timer.h"
+#include "tests/unit/suite.h"
 
 #define KiB 1024u
 #define US  NSEC_PER_USEC
@@ -22,6 +22,7 @@
 /* Fake time starts far from 0 so that no computation hides behind a zero. */
 #define T0	 (1000ull * NSEC_PER_SEC)
 #define MAX_EXEC 8192
+#define MAX_PENDING 64
 
 /* One command the fake backend executed. */
 struct exec_rec {
@@ -53,6 +54,9 @@ struct fake {
 	fake_result_fn result;	    /* NULL: every command succeeds */
 	uint64_t exec_ns;	    /* backend time per command: the clock moves by this much */
 	unsigned int completions;   /* end_io calls */
+	bool async;		    /* the backend returns IO_ASYNC; fake_end_async() ends */
+	struct request *pending[MAX_PENDING]; /* started asynchronously, not yet ended */
+	unsigned int npending;
 };
 
 /* A bio with a record of its completion. */
@@ -72,17 +76,17 @@ static inline uint64_t fake_now(void *arg)
 {
 	struct fake *f = arg;
 
-	return __atomic_load_n(&f->now, __ATOMIC_SEQ_CST);
+	return smp_load_mb(f->now);
 }
 
 static inline void fake_set_now(struct fake *f, uint64_t now)
 {
-	__atomic_store_n(&f->now, now, __ATOMIC_SEQ_CST);
+	smp_store_mb(f->now, now);
 }
 
 static inline unsigned int fake_next_seq(struct fake *f)
 {
-	return __atomic_add_fetch(&f->seq, 1, __ATOMIC_SEQ_CST);
+	return atomic_add_return_mb(f->seq, 1);
 }
 
 static inline int fake_exec(void *arg, struct request *rq)
@@ -120,10 +124,35 @@ static inline int fake_exec(void *arg, struct request *rq)
 		tb->deadline = rq->deadline_ns;
 		tb->exec_at = e->at;
 	}
+	if (f->async) {
+		ck_assert_uint_lt(f->npending, MAX_PENDING);
+		f->pending[f->npending++] = rq;
+		pthread_mutex_unlock(&f->log_lock);
+		return IO_ASYNC; /* err is given to fake_end_async() by the test */
+	}
 	pthread_mutex_unlock(&f->log_lock);
 	if (f->exec_ns)
-		__atomic_add_fetch(&f->now, f->exec_ns, __ATOMIC_SEQ_CST);
+		atomic_add_return_mb(f->now, f->exec_ns);
 	return err;
+}
+
+/* End the asynchronously started request @rq with @err, as an I/O stage would: through
+ * rq->io_done, with no lock held. */
+static inline void fake_end_async(struct fake *f, struct request *rq, int err)
+{
+	pthread_mutex_lock(&f->log_lock);
+	for (unsigned int i = 0; i < f->npending; i++) {
+		if (f->pending[i] == rq) {
+			f->pending[i] = f->pending[--f->npending];
+			for (struct bio *b = rq->bio; b; b = b->next)
+				((struct tbio *)b->private)->expect = err;
+			pthread_mutex_unlock(&f->log_lock);
+			rq->io_done(rq, err);
+			return;
+		}
+	}
+	pthread_mutex_unlock(&f->log_lock);
+	ck_abort_msg("request %p is not pending", (void *)rq);
 }
 
 static inline void tbio_end_io(struct bio *bio, int error)
@@ -160,6 +189,24 @@ static inline void fake_start(struct fake *f)
 	ck_assert_int_eq(timer_init(&f->t, false), 0);
 	ck_assert_int_eq(ctrl_init(&f->c, &f->cp, &f->t, fake_exec, f, (int64_t)T0), 0);
 	ck_assert_int_eq(queue_init(&f->q, &f->qp, &f->c, &f->t, fake_now, f), 0);
+}
+
+/* The default fake disk (fake_params() then fake_start()), for tests that tune nothing. */
+static inline void fake_setup(struct fake *f)
+{
+	fake_params(f);
+	fake_start(f);
+}
+
+/* Set up with f->qp and f->cp on real time: the real clock and a timer thread, for tests of
+ * the worker threads. Stop with fake_stop_threaded(). */
+static inline void fake_start_threaded(struct fake *f)
+{
+	pthread_mutex_init(&f->log_lock, NULL);
+	ck_assert_int_eq(timer_init(&f->t, true), 0);
+	ck_assert_int_eq(ctrl_init(&f->c, &f->cp, &f->t, fake_exec, f, (int64_t)clock_now_ns()),
+			 0);
+	ck_assert_int_eq(queue_init(&f->q, &f->qp, &f->c, &f->t, NULL, NULL), 0);
 }
 
 static inline void tbio_init(struct tbio *tb, struct fake *f, enum bio_op op, uint64_t off,
@@ -243,6 +290,19 @@ static inline void assert_identity(struct fake *f)
 	}
 }
 
+/* Drain a fake_start_threaded() disk, check bios = ios + merges, and free everything. The
+ * threads are joined afterwards: the records can be read without f->log_lock. */
+static inline void fake_stop_threaded(struct fake *f)
+{
+	queue_drain(&f->q);
+	ck_assert(queue_is_idle(&f->q));
+	assert_identity(f);
+	queue_destroy(&f->q);
+	ctrl_destroy(&f->c);
+	timer_destroy(&f->t);
+	pthread_mutex_destroy(&f->log_lock);
+}
+
 /* Drain, check bios = ios + merges, and free everything. */
 static inline void fake_stop(struct fake *f)
 {
@@ -252,18 +312,6 @@ static inline void fake_stop(struct fake *f)
 	ctrl_destroy(&f->c);
 	timer_destroy(&f->t);
 	pthread_mutex_destroy(&f->log_lock);
-}
-
-/* Run a suite; return the process exit status. */
-static inline int run_suite(Suite *s)
-{
-	SRunner *sr = srunner_create(s);
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
 }
 
 #endif

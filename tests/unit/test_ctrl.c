@@ -33,15 +33,6 @@ static void submit_writes(struct tbio *b, int n, uint32_t len)
 		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 1024 * KiB, len);
 }
 
-/* exec[@i] is a flush whose device service started at @start. */
-static void assert_exec_flush_at(unsigned int i, uint64_t start)
-{
-	ck_assert_uint_lt(i, F.nexec);
-	ck_assert_int_eq(F.exec[i].op, BIO_OP_FLUSH);
-	ck_assert_uint_eq(F.exec[i].dispatch_ns, start);
-	ck_assert_uint_eq(F.exec[i].deadline_ns, start + 100 * US);
-}
-
 START_TEST(test_latency_per_op)
 {
 	struct ctrl_params p;
@@ -462,6 +453,109 @@ START_TEST(test_iops_limit_counts_merged_request_once)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- asynchronous stages */
+
+/* A stage that returns IO_ASYNC holds the command's slot until it reports the end through
+ * rq->io_done; the end's error reaches the bios, and the freed slot dispatches the next. */
+START_TEST(test_async_stage_holds_slot_until_it_reports)
+{
+	struct tbio b[3];
+	struct request *first, *second;
+
+	unplugged_params();
+	F.cp.queue_depth = 2;
+	F.async = true;
+	fake_start(&F);
+	submit_writes(b, 3, 4 * KiB);
+	ck_assert_uint_eq(F.nexec, 2);
+	ck_assert_uint_eq(F.npending, 2);
+	ck_assert_uint_eq(F.completions, 0);
+	ck_assert_uint_eq(F.q.nr_queued, 1); /* stopped: no free slot */
+	first = F.pending[0];
+	second = F.pending[1];
+	fake_end_async(&F, first, 0);
+	ck_assert_int_eq(b[0].ncomplete, 1);
+	ck_assert_int_eq(b[1].ncomplete, 0);
+	ck_assert_uint_eq(F.nexec, 3); /* the freed slot took the third */
+	fake_end_async(&F, second, -EIO);
+	ck_assert_int_eq(b[1].error, -EIO);
+	fake_end_async(&F, F.pending[0], 0);
+	ck_assert_uint_eq(F.npending, 0);
+	assert_all_done_once(b, 3);
+	fake_stop(&F);
+}
+END_TEST
+
+/* An asynchronous end that comes before the service latency has passed completes at the
+ * deadline, as a synchronous one does. */
+START_TEST(test_async_end_before_deadline_waits_for_it)
+{
+	struct tbio b[1];
+
+	unplugged_params();
+	F.cp.latency_us = 100;
+	F.async = true;
+	fake_start(&F);
+	submit_writes(b, 1, 4 * KiB);
+	ck_assert_uint_eq(F.npending, 1);
+	fake_advance_to(&F, T0 + 10 * US);
+	fake_end_async(&F, F.pending[0], 0);
+	ck_assert_int_eq(b[0].ncomplete, 0);
+	fake_advance_to(&F, T0 + 100 * US);
+	ck_assert_int_eq(b[0].ncomplete, 1);
+	ck_assert_uint_eq(b[0].done_at, T0 + 100 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+struct later {
+	struct request *rq;
+	int err;
+};
+
+static void *end_later(void *arg)
+{
+	struct later *l = arg;
+	struct timespec ms = { 0, 1000000 };
+
+	nanosleep(&ms, NULL);
+	l->rq->io_done(l->rq, l->err);
+	return NULL;
+}
+
+static pthread_t later_thread;
+
+/* A stage that ends its request from another thread, a millisecond later. */
+static int stage_ends_later(void *arg, struct request *rq)
+{
+	struct later *l = arg;
+
+	l->rq = rq;
+	ck_assert_int_eq(pthread_create(&later_thread, NULL, end_later, l), 0);
+	return IO_ASYNC;
+}
+
+static int stage_sync(void *arg, struct request *rq)
+{
+	(void)rq;
+	return *(int *)arg;
+}
+
+/* io_exec_wait() returns the stage's result whether the stage ends the request at once or
+ * from another thread later. */
+START_TEST(test_io_exec_wait_sync_and_async)
+{
+	struct request rq = { .op = BIO_OP_WRITE };
+	struct later l = { .err = -EIO };
+	int ret = -ENOSPC;
+
+	ck_assert_int_eq(io_exec_wait(stage_sync, &ret, &rq), -ENOSPC);
+	ck_assert_int_eq(io_exec_wait(stage_ends_later, &l, &rq), -EIO);
+	ck_assert_ptr_eq(l.rq, &rq);
+	ck_assert_int_eq(pthread_join(later_thread, NULL), 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- worker pool */
 
 struct submitter {
@@ -498,26 +592,15 @@ START_TEST(test_workers_complete_everything_once)
 	F.cp.workers = 2;
 	F.cp.queue_depth = 4;
 	F.cp.latency_us = 20;
-	pthread_mutex_init(&F.log_lock, NULL);
-	ck_assert_int_eq(timer_init(&F.t, true), 0);
-	ck_assert_int_eq(ctrl_init(&F.c, &F.cp, &F.t, fake_exec, &F, (int64_t)clock_now_ns()), 0);
-	ck_assert_int_eq(queue_init(&F.q, &F.qp, &F.c, &F.t, NULL, NULL), 0);
+	fake_start_threaded(&F);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, submit_loop, &s[i]), 0);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
-	queue_drain(&F.q);
-	ck_assert(queue_is_idle(&F.q));
-	assert_identity(&F);
-	queue_destroy(&F.q);
-	ctrl_destroy(&F.c);
-	timer_destroy(&F.t);
-	pthread_mutex_lock(&F.log_lock);
+	fake_stop_threaded(&F);
 	ck_assert_uint_eq(F.completions, N);
 	assert_all_done_once(b, N);
 	ck_assert_uint_le(F.max_in_flight, 4);
-	pthread_mutex_unlock(&F.log_lock);
-	pthread_mutex_destroy(&F.log_lock);
 }
 END_TEST
 
@@ -602,6 +685,12 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_large_request_starts_into_debt);
 	tcase_add_test(tc, test_discard_not_charged_bandwidth);
 	tcase_add_test(tc, test_iops_limit_counts_merged_request_once);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("async");
+	tcase_add_test(tc, test_async_stage_holds_slot_until_it_reports);
+	tcase_add_test(tc, test_async_end_before_deadline_waits_for_it);
+	tcase_add_test(tc, test_io_exec_wait_sync_and_async);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("workers");

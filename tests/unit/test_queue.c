@@ -60,8 +60,7 @@ START_TEST(test_back_merge)
 	const int order[] = {0, 1, 2};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 8 * KiB, 4 * KiB);
@@ -91,8 +90,7 @@ START_TEST(test_back_merge_into_older_request)
 	struct tbio b[3];
 	const int order[] = {0, 2};
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 64 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
@@ -109,8 +107,7 @@ START_TEST(test_front_merge)
 	const int order[] = {2, 1, 0};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_READ, 8 * KiB, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_READ, 0, 4 * KiB);
@@ -135,8 +132,7 @@ START_TEST(test_gap_fill_joins_two_requests)
 	const int order[] = {0, 2, 1};
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 8 * KiB, 4 * KiB);
 	ck_assert_uint_eq(F.q.nr_queued, 2);
@@ -241,8 +237,7 @@ START_TEST(test_merge_respects_iov_max)
 {
 	struct tbio b[2];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	tbio_init(&b[0], &F, BIO_OP_WRITE, 0, 4 * KiB);
 	b[0].bio.iovcnt = 1000;
 	queue_submit(&F.q, &b[0].bio);
@@ -341,8 +336,7 @@ START_TEST(test_read_never_merges_with_write)
 {
 	struct tbio b[4];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);   /* behind the write */
 	submit(&F, &b[2], BIO_OP_READ, 8 * KiB, 4 * KiB);   /* behind the read: merges */
@@ -362,8 +356,7 @@ START_TEST(test_discard_merges_with_discard_only)
 	struct tbio b[4];
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_DISCARD, 0, 64 * KiB);
 	submit(&F, &b[1], BIO_OP_DISCARD, 64 * KiB, 64 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 128 * KiB, 4 * KiB);
@@ -385,8 +378,7 @@ START_TEST(test_overlapping_bio_queued_separately)
 {
 	struct tbio b[2];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 8 * KiB);
 	submit(&F, &b[1], BIO_OP_WRITE, 4 * KiB, 8 * KiB);
 	ck_assert_uint_eq(F.q.nr_queued, 2);
@@ -405,8 +397,7 @@ START_TEST(test_overlapping_bio_does_not_overtake)
 {
 	struct tbio b[3];
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	submit(&F, &b[1], BIO_OP_READ, 4 * KiB, 4 * KiB);
 	submit(&F, &b[2], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
@@ -417,6 +408,54 @@ START_TEST(test_overlapping_bio_does_not_overtake)
 	assert_exec(2, BIO_OP_WRITE, 4 * KiB, 4 * KiB, 1);
 	fake_stop(&F);
 	assert_all_done_once(b, 3);
+}
+END_TEST
+
+/* A gap fill must not join across a request that overlaps the one it moves. A=[0,4K),
+ * D=[12K,16K), then C=[8K,16K) queues behind D (it overlaps D). A bio for [4K,8K) back-merges
+ * into A; joining C into A as well would dispatch C before D. */
+START_TEST(test_gap_fill_does_not_move_request_past_overlap)
+{
+	struct tbio b[4];
+
+	fake_params(&F);
+	F.exec_ns = 1 * US; /* each exec moves the clock: exec_at gives the order */
+	fake_start(&F);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);		/* A */
+	submit(&F, &b[1], BIO_OP_WRITE, 12 * KiB, 4 * KiB);	/* D */
+	submit(&F, &b[2], BIO_OP_WRITE, 8 * KiB, 8 * KiB);	/* C */
+	ck_assert_uint_eq(F.q.nr_queued, 3);
+	submit(&F, &b[3], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
+	queue_unplug_idle(&F.q);
+	fake_stop(&F);
+	assert_all_done_once(b, 4);
+	ck_assert_msg(b[1].exec_at < b[2].exec_at, "C [8K,16K) ran before D [12K,16K)");
+	assert_exec(0, BIO_OP_WRITE, 0, 8 * KiB, 2);
+	assert_exec(1, BIO_OP_WRITE, 12 * KiB, 4 * KiB, 1);
+	assert_exec(2, BIO_OP_WRITE, 8 * KiB, 8 * KiB, 1);
+}
+END_TEST
+
+/* The mirror case: the request a gap fill would move sits before an overlapping one, and the
+ * bio's back-merge target after it. C=[8K,12K), D=[8K,16K), A=[0,4K), bio [4K,8K): C must
+ * still run before D. */
+START_TEST(test_gap_fill_does_not_move_request_back_past_overlap)
+{
+	struct tbio b[4];
+
+	fake_params(&F);
+	F.exec_ns = 1 * US;
+	fake_start(&F);
+	submit(&F, &b[0], BIO_OP_WRITE, 8 * KiB, 4 * KiB);	/* C */
+	submit(&F, &b[1], BIO_OP_WRITE, 8 * KiB, 8 * KiB);	/* D */
+	submit(&F, &b[2], BIO_OP_WRITE, 0, 4 * KiB);		/* A */
+	ck_assert_uint_eq(F.q.nr_queued, 3);
+	submit(&F, &b[3], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
+	queue_unplug_idle(&F.q);
+	fake_stop(&F);
+	assert_all_done_once(b, 4);
+	ck_assert_msg(b[0].exec_at < b[1].exec_at, "C [8K,12K) ran after D [8K,16K)");
+	ck_assert_msg(b[2].exec_at <= b[3].exec_at, "A ran after the bio that follows it");
 }
 END_TEST
 
@@ -492,8 +531,7 @@ START_TEST(test_idle_queue_plugs_on_first_bio)
 	struct tbio b;
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_WRITE, 0, 4 * KiB);
 	ck_assert(F.q.plugged);
 	ck_assert(queue_needs_unplug(&F.q));
@@ -514,8 +552,7 @@ START_TEST(test_unplug_idle)
 	struct tbio b;
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_WRITE, 0, 4 * KiB);
 	queue_unplug_idle(&F.q);
 	ck_assert(!F.q.plugged);
@@ -659,8 +696,7 @@ START_TEST(test_unplug_flush)
 	struct tbio b[2];
 	struct stats_snapshot ss;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	ck_assert(F.q.plugged);
 	submit(&F, &b[1], BIO_OP_FLUSH, 0, 0);
@@ -682,8 +718,7 @@ START_TEST(test_flush_on_idle_queue_does_not_plug)
 {
 	struct tbio b;
 
-	fake_params(&F);
-	fake_start(&F);
+	fake_setup(&F);
 	submit(&F, &b, BIO_OP_FLUSH, 0, 0);
 	ck_assert(!F.q.plugged);
 	ck_assert_uint_eq(F.nexec, 1);
@@ -981,6 +1016,143 @@ START_TEST(test_merging_bio_does_not_wait_for_a_request)
 }
 END_TEST
 
+/* A random load: percentages of writes, reads and discards (the rest are flushes), bios
+ * 4 KiB-aligned within the first @blocks blocks of 4 KiB and 1 to @max_blocks blocks long. */
+struct mix {
+	unsigned int write, read, discard, blocks, max_blocks;
+};
+
+/* Submit one bio drawn from the generator *@x; returns the random bits, for the caller's own
+ * choices (unplug, clock). */
+static uint32_t submit_random(struct tbio *tb, uint32_t *x, const struct mix *m)
+{
+	uint32_t r, pct;
+	enum bio_op op;
+
+	*x = *x * 1103515245u + 12345u;
+	r = *x >> 8;
+	pct = r % 100;
+	op = pct < m->write			      ? BIO_OP_WRITE
+	     : pct < m->write + m->read		      ? BIO_OP_READ
+	     : pct < m->write + m->read + m->discard ? BIO_OP_DISCARD
+						      : BIO_OP_FLUSH;
+	if (op == BIO_OP_FLUSH)
+		submit(&F, tb, op, 0, 0);
+	else
+		submit(&F, tb, op, (uint64_t)((r >> 7) % m->blocks) * 4 * KiB,
+		       (1 + (r >> 13) % m->max_blocks) * 4 * KiB);
+	return r;
+}
+
+/* In-order walk of the merge index's treap: keys ascend, each node's subtree end is right,
+ * priorities form a heap. Returns the number of nodes; clears *@ok on a fault. (Plain checks,
+ * not ck_assert: this runs for every node after every submit.) */
+static unsigned int check_treap(const struct request *n, const struct request **prev, bool *ok)
+{
+	unsigned int cnt = 0;
+	uint64_t max;
+
+	if (!n)
+		return 0;
+	cnt += check_treap(n->sort_l, prev, ok);
+	if (*prev && !((*prev)->offset < n->offset ||
+		       ((*prev)->offset == n->offset && (*prev)->seq < n->seq)))
+		*ok = false;
+	*prev = n;
+	cnt += 1 + check_treap(n->sort_r, prev, ok);
+	max = rq_end(n);
+	if (n->sort_l) {
+		if (n->sort_l->sort_prio > n->sort_prio)
+			*ok = false;
+		if (n->sort_l->sort_max_end > max)
+			max = n->sort_l->sort_max_end;
+	}
+	if (n->sort_r) {
+		if (n->sort_r->sort_prio > n->sort_prio)
+			*ok = false;
+		if (n->sort_r->sort_max_end > max)
+			max = n->sort_r->sort_max_end;
+	}
+	if (n->sort_max_end != max)
+		*ok = false;
+	return cnt;
+}
+
+/* The merge index holds exactly the queued requests but flushes, in FIFO seq order, each on
+ * the hash chain of its end. */
+static void check_merge_index(struct queue *q)
+{
+	const struct request *prev = NULL, *rq;
+	unsigned int indexed = 0;
+	uint64_t seq = 0;
+	bool ok = true;
+
+	pthread_mutex_lock(&q->lock);
+	for (rq = q->head; rq; rq = rq->next) {
+		if (rq->seq <= seq)
+			ok = false;
+		seq = rq->seq;
+		if (rq->op == BIO_OP_FLUSH)
+			continue;
+		indexed++;
+		if (!rq->hash_pprev || *rq->hash_pprev != rq)
+			ok = false;
+	}
+	if (check_treap(q->sort_root, &prev, &ok) != indexed)
+		ok = false;
+	pthread_mutex_unlock(&q->lock);
+	if (!ok)
+		ck_abort_msg("the merge index does not match the queue");
+}
+
+/* Random ops over a small range, so that bios often touch and overlap, with the index checked
+ * after every submit: bios that overlap run in submission order, nothing crosses a flush, and
+ * merges still happen. */
+START_TEST(test_random_load_keeps_overlap_order)
+{
+	enum { N = 2500 };
+	static struct tbio b[N];
+	uint32_t x = 777;
+	struct stats_snapshot ss;
+
+	fake_params(&F);
+	F.qp.max_request_size = 32 * KiB;
+	F.cp.queue_depth = 2; /* the queue stops often, and requests wait behind flushes */
+	F.cp.latency_us = 20;
+	F.exec_ns = 1 * US; /* exec_at orders the execs */
+	fake_start(&F);
+	for (int i = 0; i < N; i++) {
+		uint32_t r = submit_random(&b[i], &x, &(struct mix){ 50, 30, 17, 48, 3 });
+
+		check_merge_index(&F.q);
+		if ((r >> 16) % 40 == 0)
+			queue_unplug_idle(&F.q);
+		if ((r >> 22) % 8 == 0)
+			fake_advance_to(&F, fake_now(&F) + 10 * US);
+	}
+	fake_run_until_idle(&F);
+	assert_all_done_once(b, N);
+	for (int i = 0; i < N; i++) {
+		for (int j = i + 1; j < N; j++) {
+			const struct bio *u = &b[i].bio, *v = &b[j].bio;
+			bool ordered = u->op == BIO_OP_FLUSH || v->op == BIO_OP_FLUSH ||
+				       (u->offset < bio_end(v) && v->offset < bio_end(u));
+
+			if (ordered && b[i].exec_at >= b[j].exec_at)
+				ck_abort_msg("bio %d (%s %llu+%u) ran at or after bio %d (%s %llu+%u)",
+					     i, bio_op_name[u->op], (unsigned long long)u->offset,
+					     u->len, j, bio_op_name[v->op],
+					     (unsigned long long)v->offset, v->len);
+		}
+	}
+	ss = snap();
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_back, 0);
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_front, 0);
+	ck_assert_uint_gt(ss.s.op[BIO_OP_WRITE].merges_gap, 0);
+	fake_stop(&F);
+}
+END_TEST
+
 /* A random mix of ops, sizes, overlaps, unplugs and completions: every bio completes once
  * and bios = ios + merges for every op. */
 START_TEST(test_mixed_load_keeps_identity)
@@ -997,20 +1169,8 @@ START_TEST(test_mixed_load_keeps_identity)
 	F.cp.latency_us = 50;
 	fake_start(&F);
 	for (int i = 0; i < N; i++) {
-		enum bio_op op;
-		uint32_t r;
+		uint32_t r = submit_random(&b[i], &x, &(struct mix){ 45, 40, 10, 64, 4 });
 
-		x = x * 1103515245u + 12345u;
-		r = x >> 8;
-		op = r % 100 < 45   ? BIO_OP_WRITE
-		     : r % 100 < 85 ? BIO_OP_READ
-		     : r % 100 < 95 ? BIO_OP_DISCARD
-				    : BIO_OP_FLUSH;
-		if (op == BIO_OP_FLUSH)
-			submit(&F, &b[i], op, 0, 0);
-		else
-			submit(&F, &b[i], op, (uint64_t)((r >> 7) % 64) * 4 * KiB,
-			       (1 + (r >> 13) % 4) * 4 * KiB);
 		if ((r >> 16) % 5 == 0)
 			queue_unplug_idle(&F.q);
 		if ((r >> 19) % 3 == 0)
@@ -1053,6 +1213,9 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_discard_merges_with_discard_only);
 	tcase_add_test(tc, test_overlapping_bio_queued_separately);
 	tcase_add_test(tc, test_overlapping_bio_does_not_overtake);
+	tcase_add_test(tc, test_gap_fill_does_not_move_request_past_overlap);
+	tcase_add_test(tc, test_gap_fill_does_not_move_request_back_past_overlap);
+	tcase_add_test(tc, test_random_load_keeps_overlap_order);
 	tcase_add_test(tc, test_flush_never_merges);
 	tcase_add_test(tc, test_nothing_merges_across_queued_flush);
 	suite_add_tcase(s, tc);

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the token buckets (core/rate.c), driven by a fake clock: refill, debt and the
  * wait it implies, burst, per-direction and total limits, reconfiguration, long-run exactness. */
-#undef NDEBUG
-#include <check.h>
 #include <string.h>
 
 #include "core/clock.h"
 #include "core/params.h"
 #include "core/rate.h"
+#include "tests/unit/suite.h"
 
 #define T0   ((int64_t)(1000 * NSEC_PER_SEC))
 #define SEC  ((int64_t)NSEC_PER_SEC)
@@ -460,11 +459,5 @@ static Suite *rate_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(rate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(rate_suite());
 }

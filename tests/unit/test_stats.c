@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of core/stats.c: latency quantiles against known distributions, request size
  * buckets, the names and values of the `stats` file and the 17 fields of `stat`. */
-#undef NDEBUG
-#include <check.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/stats.h"
+#include "tests/unit/suite.h"
 
 #define NVAL 100000
 
@@ -427,11 +426,5 @@ static Suite *stats_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(stats_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(stats_suite());
 }

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the timer (core/timer.c): deadline order, re-arm, cancel, run_due's count,
  * callbacks that re-arm, and the threaded timer never firing early. */
-#undef NDEBUG
-#include <check.h>
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/barrier.h"
 #include "core/clock.h"
 #include "core/timer.h"
+#include "tests/unit/suite.h"
 
 #define NENT 1000
 
@@ -29,7 +29,7 @@ static void rec_fn(struct timer_entry *e, uint64_t now)
 {
 	struct rec *r = (struct rec *)e;
 
-	__atomic_add_fetch(&r->fired, 1, __ATOMIC_SEQ_CST);
+	atomic_add_return_mb(r->fired, 1); /* the test thread polls it with smp_load_mb */
 	r->fired_now = now;
 	r->fired_real = clock_now_ns();
 	order[norder++] = r->id;
@@ -236,8 +236,7 @@ START_TEST(test_threaded_timer_never_fires_early)
 		timer_arm(&t, &ents[i].e, d[i]);
 	timer_cancel(&t, &ents[2].e);
 	for (i = 0; i < 10000; i++) {
-		if (__atomic_load_n(&ents[0].fired, __ATOMIC_SEQ_CST) &&
-		    __atomic_load_n(&ents[1].fired, __ATOMIC_SEQ_CST))
+		if (smp_load_mb(ents[0].fired) && smp_load_mb(ents[1].fired))
 			break;
 		nanosleep(&ms, NULL);
 	}
@@ -273,11 +272,5 @@ static Suite *timer_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(timer_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(timer_suite());
 }

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole transfers: preadv/pwritev until every byte has moved. */
+#ifndef PLUGDISK_FULL_RW_H
+#define PLUGDISK_FULL_RW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* Read (@write false) or write all of @iov[0..@cnt) at @off of @fd through sys_ops,
+ * restarting after short transfers and EINTR, IOV_MAX entries per call at most. Consumes
+ * @iov (the entries are advanced past what has moved). A call that moves no byte is an
+ * error (-EIO; the image is shorter than the queue was told). Returns 0 or -errno; on error
+ * *@call names the failed call for the log. Any thread. */
+int full_rw(int fd, bool write, struct iovec *iov, unsigned int cnt, uint64_t off,
+	    const char **call);
+
+#endif
