@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conf/faults.h"
 #include "core/params.h"
 
 /* mount.io_uring: the FUSE transport (daemon/fuse_uring.c). */
@@ -62,6 +63,7 @@ struct pd_config {
 	struct queue_params queue;
 	struct ctrl_params ctrl;
 	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
+	struct conf_faults faults;	/* faults: the faults a run starts with (conf/faults.h) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"

@@ -237,6 +237,11 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 		kv_op(&o, n, "lat_p99_us", lat_hist_quantile(&st->lat, 0.99));
 		kv_op(&o, n, "lat_p999_us", lat_hist_quantile(&st->lat, 0.999));
 		kv_op(&o, n, "lat_max_us", st->lat.max_us);
+		kv_op(&o, n, "fault_errors", ss->faults.errors[op]);
+		kv_op(&o, n, "fault_delays", ss->faults.delays[op]);
+		kv_op(&o, n, "fault_stalls", ss->faults.stalls[op]);
+		kv_op(&o, n, "fault_lies", ss->faults.lies[op]);
+		kv_op(&o, n, "fault_corruptions", ss->faults.corrupts[op]);
 		if (op == BIO_OP_FLUSH)
 			continue;
 		for (unsigned int i = 0; i < SIZE_BUCKETS; i++) {
@@ -246,6 +251,17 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 			snprintf(name, sizeof(name), "size_%s", label);
 			kv_op(&o, n, name, st->size_hist[i]);
 		}
+	}
+
+	/* Per active fault: its id is in the name, so these lines come and go with faults. */
+	put(&o, "\n# faults\n");
+	kv(&o, "faults_active", ss->faults.nr);
+	kv(&o, "faults_held", ss->faults.held);
+	for (unsigned int i = 0; i < ss->faults.nr; i++) {
+		snprintf(name, sizeof(name), "fault_%u_matched", ss->faults.f[i].id);
+		kv(&o, name, ss->faults.f[i].matched);
+		snprintf(name, sizeof(name), "fault_%u_injected", ss->faults.f[i].id);
+		kv(&o, name, ss->faults.f[i].injected);
 	}
 	return o.pos;
 }

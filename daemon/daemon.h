@@ -12,6 +12,7 @@
 #include "conf/config.h"
 #include "core/backend.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/queue.h"
 #include "core/timer.h"
 
@@ -48,6 +49,7 @@ struct pd {
 	struct timer timer;
 	struct ctrl ctrl;
 	struct queue q;
+	struct fault_set faults;	/* injected faults: the I/O stage above the backend */
 
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */

@@ -108,6 +108,35 @@ static bool str_differs(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
+static bool faults_differ(const struct conf_faults *a, const struct conf_faults *b)
+{
+	if (a->n != b->n)
+		return true;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->spec[i], b->spec[i]))
+			return true;
+	return false;
+}
+
+/* A changed `faults` list replaces the configured faults; those added through the control
+ * file stay. An unchanged list keeps its faults, their counters and their draws. */
+static void pd_reload_faults(struct pd *pd, struct pd_config *nc)
+{
+	struct conf_faults tmp;
+	char err[512];
+
+	if (!faults_differ(&nc->faults, &pd->cfg.faults))
+		return;
+	if (fault_replace_configured(&pd->faults, nc->faults.spec, nc->faults.n, err,
+				     sizeof(err))) {
+		log_err("reload: faults: %s; the configured faults stay", err);
+		return;
+	}
+	tmp = pd->cfg.faults;
+	pd->cfg.faults = nc->faults;
+	nc->faults = tmp; /* freed with nc */
+}
+
 /* queue.max_request_size is capped by the largest command the backend takes. */
 static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
 {
@@ -152,6 +181,7 @@ static void pd_reload(struct pd *pd)
 	pd_cap_request_size(pd, &nc.queue);
 	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
+	pd_reload_faults(pd, &nc);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;
@@ -250,6 +280,10 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 
 	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
 	sd_notify(0, "STOPPING=1");
+	/* A stalled request would hold the drain forever: no fault outlives the stop. */
+	if (fault_nr_held(&pd->faults))
+		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
+	fault_clear(&pd->faults);
 	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
@@ -276,6 +310,7 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
 	queue_destroy(&pd->q);
+	fault_set_destroy(&pd->faults);
 	timer_destroy(&pd->timer);
 	backend_close(&pd->be);
 	log_info("stopped");
@@ -830,12 +865,22 @@ int main(int argc, char **argv)
 	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
-		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, backend_exec, &pd->be,
-				(int64_t)clock_now_ns());
+		ret = fault_set_init(&pd->faults, backend_exec, &pd->be, &pd->timer, NULL, NULL);
 	if (!ret)
+		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, fault_exec, &pd->faults,
+				(int64_t)clock_now_ns());
+	if (!ret) {
+		pd->ctrl.faults = &pd->faults;
 		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
+	}
 	if (ret) {
 		ret = EXIT_RUNTIME;
+		goto fail;
+	}
+	if (fault_replace_configured(&pd->faults, pd->cfg.faults.spec, pd->cfg.faults.n, err,
+				     sizeof(err))) {
+		log_err("faults: %s", err);
+		ret = EXIT_USAGE;
 		goto fail;
 	}
 	ret = pd_mount(pd);
