@@ -13,6 +13,7 @@
 #include "core/backend.h"
 #include "core/cache.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/queue.h"
 #include "core/timer.h"
 
@@ -33,6 +34,7 @@ enum {
 
 struct fuse_session;
 struct pd_parked;
+struct pd_uring;
 
 /* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
@@ -48,6 +50,7 @@ struct pd {
 	struct timer timer;
 	struct ctrl ctrl;
 	struct queue q;
+	struct fault_set faults;	/* injected faults: the I/O stage above the backend */
 	struct cache cache;		/* the write cache, when cache_on (daemon/cache_ctl.c) */
 	bool cache_on;			/* cache.mode = writeback; read-only after start */
 
@@ -57,6 +60,7 @@ struct pd {
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
 	int quit_pipe[2];		/* written once to stop the receive threads */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
+	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -11,7 +11,10 @@
  * Memory. Read and write buffers in flight are bounded by PD_DATA_BUDGET, so that memory stays
  * flat whatever the queue depth and request size. Large buffers (PD_BIGBUF_MIN bytes of data
  * or more) all have one capacity, PD_RXBUF_SIZE, that of a receive buffer: a large write keeps
- * its data in the receive buffer it was read into, and the receive thread gets another. */
+ * its data in the receive buffer it was read into, and the receive thread gets another.
+ * With FUSE over io_uring a request's data stays in its ring entry, which is the request's
+ * until the reply: reads read into it and writes are served from it, with no copy, no charge
+ * to the budget and no parking (the ring's size bounds that memory). */
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
@@ -25,6 +28,7 @@
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 /* Read and write buffers in flight, at most (one larger request may always go alone). */
 #define PD_DATA_BUDGET (16u * 1024u * 1024u)
@@ -400,10 +404,51 @@ unsigned int pd_data_nr_parked(struct pd *pd)
 	return n;
 }
 
+/* FUSE over io_uring: a bio whose data is @buf in the request's own ring entry, which stays
+ * the request's until the reply (pd_uring_payload()). Nothing is allocated for the data, so
+ * nothing is charged to the data budget and nothing is parked: the ring's entries bound that
+ * memory. */
+static struct pd_io *pd_io_new_ring(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+				    size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new(pd, req, op, off, (uint32_t)len, 0);
+
+	if (io)
+		pd_io_set_data(io, buf, len);
+	return io;
+}
+
+/* @data (@len bytes) if it lies in the calling ring thread's request entry, else NULL. */
+static void *pd_ring_data(void *data, size_t len)
+{
+	size_t cap = 0;
+	char *payload = pd_uring_payload(&cap);
+
+	if (!payload || (char *)data < payload || len > cap ||
+	    (size_t)((char *)data - payload) > cap - len)
+		return NULL;
+	return data;
+}
+
+/* Submit a read or write whose data is in its ring entry. */
+static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			   size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new_ring(pd, req, op, off, len, buf);
+
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
 void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 {
 	struct pd *pd = req_pd(req);
 	struct pd_io *io;
+	size_t cap = 0;
+	void *ring;
 
 	if (pd_refuse(pd, req))
 		return;
@@ -415,6 +460,11 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
+	ring = pd_uring_payload(&cap);
+	if (ring && size <= cap) {
+		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring);
+		return;
+	}
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), sizeof(struct pd_parked))) {
 		struct pd_parked *pk = calloc(1, sizeof(*pk));
 
@@ -510,6 +560,7 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 	size_t size = fuse_buf_size(bufv);
 	struct pd_io *io;
 	char *rxdata;
+	void *ring;
 	bool in_rx;
 	int err;
 
@@ -526,6 +577,11 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
+	if (bufv->count == 1 && !bufv->idx && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) &&
+	    (ring = pd_ring_data((char *)bufv->buf[0].mem + bufv->off, size))) {
+		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring);
+		return;
+	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
 	{
 		size_t held = sizeof(struct pd_parked) + (in_rx ? PD_RXBUF_SIZE : size);

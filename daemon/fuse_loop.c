@@ -4,7 +4,9 @@
  *
  * Before a receive thread blocks for the next request with nothing pending, it unplugs the
  * queue, the way the block layer flushes a task's plug when the task sleeps: a lone
- * synchronous request never waits for the unplug timer.
+ * synchronous request never waits for the unplug timer. With FUSE over io_uring
+ * (fuse_uring.c) requests arrive through the rings instead and these threads only see
+ * FUSE_INIT, interrupts, forgets and whatever came before the rings were ready.
  *
  * Stopping. /dev/fuse is non-blocking: a thread reads, and only when nothing is there does
  * it sleep in poll() on /dev/fuse and on the quit pipe. pd_fuse_join() writes to the pipe,
@@ -25,6 +27,7 @@
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 static bool fuse_has_pending(int fd)
 {
@@ -199,6 +202,8 @@ void pd_fuse_join(struct pd *pd)
 	}
 	for (unsigned int i = 0; i < pd->nr_threads; i++)
 		pthread_join(pd->threads[i], NULL);
+	/* The io_uring queues' threads receive requests too. */
+	pd_uring_stop(pd);
 	free(pd->threads);
 	pd->threads = NULL;
 	pd->nr_threads = 0;
