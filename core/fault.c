@@ -44,6 +44,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "core/barrier.h"
 #include "core/fault.h"
 #include "core/log.h"
 
@@ -250,7 +251,7 @@ static void fault_link(struct fault_set *fs, struct fault *f)
 	while (*pp)
 		pp = &(*pp)->next;
 	*pp = f;
-	__atomic_store_n(&fs->nr, fs->nr + 1, __ATOMIC_RELAXED);
+	WRITE_ONCE(fs->nr, fs->nr + 1);
 }
 
 static void log_added(const struct fault *f)
@@ -303,7 +304,7 @@ static struct fault *unlink_if(struct fault_set *fs, bool (*pick)(const struct f
 
 		if (pick(f, arg)) {
 			*pp = f->next;
-			__atomic_store_n(&fs->nr, fs->nr - 1, __ATOMIC_RELAXED);
+			WRITE_ONCE(fs->nr, fs->nr - 1);
 			return f;
 		}
 	}
@@ -531,7 +532,7 @@ uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq)
 {
 	uint64_t extra = 0, now;
 
-	if (!__atomic_load_n(&fs->nr, __ATOMIC_RELAXED))
+	if (!READ_ONCE(fs->nr))
 		return 0;
 	now = fs_now(fs);
 	pthread_mutex_lock(&fs->lock);
@@ -797,7 +798,7 @@ int fault_exec(void *arg, struct request *rq)
 	bool any, held = false;
 	int ret;
 
-	if (!__atomic_load_n(&fs->nr, __ATOMIC_RELAXED))
+	if (!READ_ONCE(fs->nr))
 		return fs->lower(fs->lower_arg, rq);
 	p = calloc(1, sizeof(*p));
 	if (!p) {

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
@@ -63,7 +64,7 @@ static struct pd *req_pd(fuse_req_t req)
 /* The daemon is stopping: the disk takes no new request (see pd_shutdown). */
 static bool pd_refuse(struct pd *pd, fuse_req_t req)
 {
-	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->stopping))
 		return false;
 	fuse_reply_err(req, PD_ESTOPPED);
 	return true;
@@ -337,7 +338,7 @@ static void pd_park(struct pd *pd, struct pd_parked *pk)
 	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
 		;
 	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
-	__atomic_store_n(pp, pk, __ATOMIC_RELAXED);
+	WRITE_ONCE(*pp, pk);
 	pthread_mutex_unlock(&pd->data_lock);
 	/* Completions may all have come before we queued: look at the budget once more. */
 	pd_data_unpark(pd);
@@ -348,7 +349,7 @@ void pd_data_unpark(struct pd *pd)
 {
 	/* A hint: a request parked just after this look is submitted by its own parker's call
 	 * (pd_park) or by the kick of the next completion. */
-	if (!__atomic_load_n(&pd->parked, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->parked))
 		return;
 	for (;;) {
 		struct pd_parked *pk;
@@ -366,7 +367,7 @@ void pd_data_unpark(struct pd *pd)
 			pthread_mutex_unlock(&pd->data_lock);
 			return;
 		}
-		__atomic_store_n(&pd->parked, pk->next, __ATOMIC_RELAXED);
+		WRITE_ONCE(pd->parked, pk->next);
 		pd->parked_bytes -= pk->held;
 		pd->data_in_flight += charge;
 		pthread_mutex_unlock(&pd->data_lock);

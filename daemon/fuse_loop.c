@@ -24,6 +24,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
@@ -45,7 +46,7 @@ static __thread bool tls_fuse_idle; /* this thread just saw no FUSE request left
 /* Another receive thread is in read() or waiting to: the kernel hands it the next request. */
 static bool pd_reader_waiting(struct pd *pd)
 {
-	return __atomic_load_n(&pd->readers_waiting, __ATOMIC_RELAXED) != 0;
+	return READ_ONCE(pd->readers_waiting) != 0;
 }
 
 static bool pd_may_run_inline(void *arg)
@@ -118,17 +119,17 @@ static void *pd_fuse_thread(void *arg)
 				break;
 			}
 		}
-		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		atomic_add_return_relaxed(pd->readers_waiting, 1);
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EAGAIN) {
 			bool go = pd_fuse_wait(pd);
 
-			__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+			atomic_sub_return_relaxed(pd->readers_waiting, 1);
 			if (!go)
 				break;
 			continue;
 		}
-		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		atomic_sub_return_relaxed(pd->readers_waiting, 1);
 		if (res == -EINTR)
 			continue;
 		if (res <= 0) {
@@ -141,7 +142,7 @@ static void *pd_fuse_thread(void *arg)
 	pd_data_set_rxbuf(NULL);
 	free(fbuf.mem);
 	/* The kernel ended the session (unmounted from outside): tell the main thread. */
-	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->stopping))
 		kill(getpid(), SIGTERM);
 	return NULL;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
@@ -277,7 +278,7 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, EROFS);
 			return;
 		}
-		if (__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED)) {
+		if (READ_ONCE(pd->stopping)) {
 			fuse_reply_err(req, PD_ESTOPPED);
 			return;
 		}

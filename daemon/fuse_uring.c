@@ -66,6 +66,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
@@ -232,8 +233,8 @@ static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 /* Commit every reply pushed on @q->replies, with one submission. */
 static void ring_commit_replies(struct ring_queue *q)
 {
-	/* Pairs with the release of the pushes in ring_push_reply(). */
-	struct ring_ent *e = __atomic_exchange_n(&q->replies, NULL, __ATOMIC_ACQUIRE);
+	/* Pairs with the release of the pushes in ring_commit(). */
+	struct ring_ent *e = xchg_acquire(q->replies, NULL);
 
 	if (!e)
 		return;
@@ -255,23 +256,24 @@ static int ring_commit(struct ring_ent *e, uint64_t commit_id)
 	struct ring_ent *old;
 	uint64_t one = 1;
 
-	if (tls_ring_q == q || __atomic_load_n(&q->u->stopping, __ATOMIC_SEQ_CST))
+	if (tls_ring_q == q || smp_load_mb(q->u->stopping))
 		return ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
 	e->last_commit_id = commit_id;
-	old = __atomic_load_n(&q->replies, __ATOMIC_RELAXED);
+	old = READ_ONCE(q->replies);
+	/* Releases the reply to the acquire in ring_commit_replies(); _mb for the stopping
+	 * handshake below. */
 	do
 		e->next_reply = old;
-	while (!__atomic_compare_exchange_n(&q->replies, &old, e, true, __ATOMIC_SEQ_CST,
-					    __ATOMIC_RELAXED));
+	while (!cmpxchg_weak_mb(q->replies, old, e));
 	if (!old) {
 		/* The list was empty: the ring thread may be asleep. */
-		__atomic_add_fetch(&q->u->commit_waits, 1, __ATOMIC_RELAXED);
+		atomic_add_return_relaxed(q->u->commit_waits, 1);
 		if (write(q->evfd, &one, sizeof(one)) != sizeof(one))
 			log_err("write (eventfd of FUSE queue %u): %m", q->qid);
 	}
 	/* The ring threads stopped meanwhile: commit what they left (pd_uring_stop() does the
 	 * same after setting stopping, so one of the two sees the other's write). */
-	if (__atomic_load_n(&q->u->stopping, __ATOMIC_SEQ_CST))
+	if (smp_load_mb(q->u->stopping))
 		ring_commit_replies(q);
 	return 0;
 }
@@ -291,10 +293,9 @@ static ssize_t ring_read(int fd, void *buf, size_t len, void *userdata)
 
 		if (flags & FUSE_INIT_EXT)
 			flags |= (uint64_t)ii->flags2 << 32;
-		__atomic_store_n(&u->kernel_offers, (flags & PD_FUSE_OVER_IO_URING) != 0,
-				 __ATOMIC_RELAXED);
+		WRITE_ONCE(u->kernel_offers, (flags & PD_FUSE_OVER_IO_URING) != 0);
 		/* Pairs with the acquire in ring_writev(): the offer is seen with the unique. */
-		__atomic_store_n(&u->init_unique, in->unique, __ATOMIC_RELEASE);
+		smp_store_release(u->init_unique, in->unique);
 	}
 	return n;
 }
@@ -316,9 +317,8 @@ static long ring_claim(struct pd_uring *u, uint64_t unique)
 	for (unsigned int i = 0; i < n; i++) {
 		uint64_t v = unique;
 
-		if (__atomic_load_n(&u->held[i], __ATOMIC_RELAXED) == unique &&
-		    __atomic_compare_exchange_n(&u->held[i], &v, 0, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
+		/* Pairs with the release in ring_handle(): the entry is seen with its request. */
+		if (READ_ONCE(u->held[i]) == unique && cmpxchg_acquire(u->held[i], v, 0))
 			return (long)i;
 	}
 	return -1;
@@ -366,7 +366,7 @@ static ssize_t ring_init_reply(struct pd_uring *u, int fd, struct iovec *iov, in
 	struct fuse_out_header *out = iov[0].iov_base;
 	struct fuse_init_out io;
 	struct iovec v[2];
-	bool accept = __atomic_load_n(&u->kernel_offers, __ATOMIC_RELAXED) && !out->error &&
+	bool accept = READ_ONCE(u->kernel_offers) && !out->error &&
 		      count == 2 && iov[1].iov_len >= offsetof(struct fuse_init_out, unused) &&
 		      iov[1].iov_len <= sizeof(io);
 	ssize_t n;
@@ -417,7 +417,8 @@ static ssize_t ring_writev(int fd, struct iovec *iov, int count, void *userdata)
 		idx = ring_claim(u, out->unique);
 		if (idx >= 0)
 			return ring_reply(u, ring_ent_at(u, (unsigned int)idx), iov, count);
-		if (out->unique == __atomic_load_n(&u->init_unique, __ATOMIC_ACQUIRE))
+		/* Pairs with the release in ring_read(). */
+		if (out->unique == smp_load_acquire(u->init_unique))
 			return ring_init_reply(u, fd, iov, count);
 	}
 	return writev(fd, iov, count);
@@ -443,7 +444,7 @@ unsigned int pd_uring_max_background(struct pd *pd)
 	struct pd_uring *u = pd->uring;
 	bool ring;
 
-	if (!u || !__atomic_load_n(&u->kernel_offers, __ATOMIC_RELAXED))
+	if (!u || !READ_ONCE(u->kernel_offers))
 		return 0;
 	pthread_mutex_lock(&u->lock);
 	ring = u->state == RS_WAIT_INIT;
@@ -478,9 +479,9 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 	memcpy(start + sizeof(*in), e->hdr->op_in, oplen);
 	fb.mem = start;
 	fb.size = in->len;
-	__atomic_add_fetch(&u->requests, 1, __ATOMIC_RELAXED);
+	atomic_add_return_relaxed(u->requests, 1);
 	/* Pairs with the acquire of the claim in ring_claim(). */
-	__atomic_store_n(&u->held[e->idx], id, __ATOMIC_RELEASE);
+	smp_store_release(u->held[e->idx], id);
 	tls_ring_ent = e;
 	fuse_session_process_buf(u->se, &fb);
 	tls_ring_ent = NULL;
@@ -575,7 +576,7 @@ static void ring_loop(struct ring_queue *q)
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
 		io_uring_cqe_seen(&q->ring, cqe);
 		if ((uintptr_t)e == EVFD_TAG) {
-			if (__atomic_load_n(&u->stopping, __ATOMIC_SEQ_CST))
+			if (smp_load_mb(u->stopping))
 				return;
 			pthread_mutex_lock(&q->sq_lock);
 			ret = ring_arm_eventfd(q);
@@ -948,7 +949,7 @@ void pd_uring_stop(struct pd *pd)
 	u->stop = true;
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
-	__atomic_store_n(&u->stopping, 1, __ATOMIC_SEQ_CST);
+	smp_store_mb(u->stopping, 1);
 	for (unsigned int i = 0; i < u->nr_queues; i++) {
 		struct ring_queue *q = &u->queues[i];
 
@@ -989,8 +990,8 @@ void pd_uring_info(struct pd *pd, struct pd_uring_info *info)
 	info->transport = "io_uring";
 	info->queues = u->nr_queues;
 	info->depth = u->depth;
-	info->requests = __atomic_load_n(&u->requests, __ATOMIC_RELAXED);
-	info->commit_waits = __atomic_load_n(&u->commit_waits, __ATOMIC_RELAXED);
+	info->requests = READ_ONCE(u->requests);
+	info->commit_waits = READ_ONCE(u->commit_waits);
 }
 
 void pd_uring_stats_reset(struct pd *pd)
@@ -999,6 +1000,6 @@ void pd_uring_stats_reset(struct pd *pd)
 
 	if (!u)
 		return;
-	__atomic_store_n(&u->requests, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&u->commit_waits, 0, __ATOMIC_RELAXED);
+	WRITE_ONCE(u->requests, 0);
+	WRITE_ONCE(u->commit_waits, 0);
 }

@@ -27,6 +27,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/backend_nbd.h"
 #include "core/log.h"
 #include "conf/profile.h"
@@ -281,7 +282,7 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	char disk[PATH_MAX + 8];
 	int ret, status = EXIT_OK;
 
-	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	smp_store_mb(pd->stopping, 1);
 	sd_notify(0, "STOPPING=1");
 	/* A stalled request would hold the drain forever: no fault outlives the stop. */
 	if (fault_nr_held(&pd->faults))
@@ -557,7 +558,7 @@ static int check_image_fits(const char *image, uint64_t size)
  * free the session, before the caller closes the image under them. */
 static void pd_mount_undo(struct pd *pd)
 {
-	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	smp_store_mb(pd->stopping, 1);
 	fuse_session_exit(pd->se);
 	pd_fuse_join(pd);
 	queue_drain(&pd->q);
