@@ -53,11 +53,11 @@ CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 NBD_OBJ := $(NBD_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd libnbd)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing libnbd)
 CONF_LIBS = $(call pc_libs,libconfig)
 CHECK_LIBS = $(call pc_libs,check)
 
-$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd)
+$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
@@ -65,7 +65,7 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak format static
+.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format static
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -81,8 +81,8 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
-	libsystemd-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
-	coreutils groff-base man-db jq cppcheck clang-tools
+	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
+	coreutils groff-base man-db jq cppcheck clang-tools sqlite3
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -120,8 +120,9 @@ MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/
 	tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)
-# ThreadSanitizer: the unit suites and one mount test that drives every thread of the daemon.
-TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh
+# ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, and
+# the io_uring transport test (each mount test runs on both transports).
+TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh tests/mount/io-uring.sh
 else
 TESTS ?= $(UNIT_BINS) $(MOUNT_TESTS)
 endif

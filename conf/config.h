@@ -33,7 +33,22 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "conf/faults.h"
+#include "core/cache.h"
 #include "core/params.h"
+
+/* mount.io_uring: the FUSE transport (daemon/fuse_uring.c). */
+enum conf_io_uring {
+	CONF_IO_URING_AUTO,	/* io_uring when the kernel offers it, else /dev/fuse */
+	CONF_IO_URING_ON,	/* io_uring or fail the start */
+	CONF_IO_URING_OFF,	/* /dev/fuse only */
+};
+#define CONF_DEFAULT_IO_URING_DEPTH 64
+
+struct conf_io_uring_params {
+	uint32_t mode;		/* mount.io_uring: enum conf_io_uring */
+	uint32_t depth;		/* mount.io_uring_depth: ring entries per queue */
+};
 
 struct pd_config {
 	char *disk_image;	/* disk.image: path of the backing image */
@@ -44,10 +59,13 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
+	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/uring_keys.c */
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
 	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
+	struct conf_faults faults;	/* faults: the faults a run starts with (conf/faults.h) */
+	struct cache_params cache;
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"

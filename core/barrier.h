@@ -15,6 +15,15 @@
  *       Sequentially consistent. For two-flag handshakes: A writes X then reads Y while B
  *       writes Y then reads X; with the _mb forms on all four accesses at least one of them
  *       sees the other's write. Both sides must use _mb forms; one side alone orders nothing.
+ *   cmpxchg_weak_mb(x, old, new)
+ *       A sequentially consistent compare-and-swap that may fail spuriously, for a retry
+ *       loop; a failed attempt is relaxed. A success is both a release (pairs with the
+ *       acquires that take the value it stored) and an _mb write in a handshake as above.
+ *   xchg_acquire(x, v), cmpxchg_acquire(x, old, new)
+ *       Taking over what another thread published: the exchange, or a compare-and-swap that
+ *       succeeds, acquires the value it replaces and so sees what its publisher wrote before
+ *       its release (or _mb) store. Pairs with those stores; a failed cmpxchg is relaxed and
+ *       orders nothing.
  *   atomic_add_return_relaxed(x, n), atomic_sub_return_relaxed(x, n),
  *   cmpxchg_relaxed(x, old, new)
  *       Counters and claims that order no other memory (statistics, budgets checked again
@@ -38,6 +47,18 @@
 #define smp_load_mb(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
 #define atomic_add_return_mb(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_SEQ_CST)
 #define atomic_sub_return_mb(x, n) __atomic_sub_fetch(&(x), (n), __ATOMIC_SEQ_CST)
+/* Whether @x was @old and is now @new (may fail spuriously); on failure @old gets the value
+ * seen. */
+#define cmpxchg_weak_mb(x, old, new)                                                    \
+	__atomic_compare_exchange_n(&(x), &(old), (new), true, __ATOMIC_SEQ_CST,         \
+				    __ATOMIC_RELAXED)
+
+/* The old value of @x, which is now @v. */
+#define xchg_acquire(x, v) __atomic_exchange_n(&(x), (v), __ATOMIC_ACQUIRE)
+/* Whether @x was @old and is now @new; on failure @old gets the value seen. */
+#define cmpxchg_acquire(x, old, new)                                                    \
+	__atomic_compare_exchange_n(&(x), &(old), (new), false, __ATOMIC_ACQUIRE,        \
+				    __ATOMIC_RELAXED)
 
 #define atomic_add_return_relaxed(x, n) __atomic_add_fetch(&(x), (n), __ATOMIC_RELAXED)
 #define atomic_sub_return_relaxed(x, n) __atomic_sub_fetch(&(x), (n), __ATOMIC_RELAXED)

@@ -50,6 +50,7 @@
 #include "core/barrier.h"
 #include "core/clock.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/queue.h"
 
@@ -153,6 +154,9 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	rq->deadline_ns = timed ? latency_complete_ns(&c->lat, &c->p, rq->op, rq->offset, rq->len,
 						      start)
 				: start;
+	/* An injected latency is service time: the command holds its slot for it. */
+	if (c->faults)
+		rq->deadline_ns += fault_latency_ns(c->faults, rq);
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
 	if (rq->op == BIO_OP_FLUSH) {

@@ -45,6 +45,9 @@ struct ctrl {
 	struct timer *timer;
 	ctrl_exec_fn exec;
 	void *exec_arg;
+	/* Injected faults whose latency ctrl_admit() adds (core/fault.h), or NULL. Set before
+	 * any I/O; its lock is taken after q->lock. */
+	struct fault_set *faults;
 
 	/* The backend workers (lock order: q->lock, then pool.lock). */
 	struct pool pool;

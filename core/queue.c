@@ -42,6 +42,7 @@
 
 #include "core/barrier.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/merge.h"
 #include "core/queue.h"
@@ -591,6 +592,10 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	}
 	ctrl_snapshot_models(q->ctrl, ss, now);
 	ss->s = q->stats;
+	if (q->ctrl->faults)
+		fault_stats(q->ctrl->faults, &ss->faults);
+	else
+		memset(&ss->faults, 0, sizeof(ss->faults));
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)
@@ -605,6 +610,8 @@ void queue_stats_reset(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	now = queue_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
+	if (q->ctrl->faults)
+		fault_stats_reset(q->ctrl->faults);
 	q->plugged_since = q->stopped_since = q->last_acct = now;
 	pthread_mutex_unlock(&q->lock);
 }

@@ -182,6 +182,13 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "queue_max_request_size_bytes", ss->qp.max_request_size);
 	kv(&o, "queue_nr_requests", ss->qp.nr_requests);
 
+	put(&o, "\n# FUSE transport\n");
+	put(&o, "fuse_transport %s\n", ss->transport ? ss->transport : "classic");
+	kv(&o, "fuse_ring_queues", ss->ring_queues);
+	kv(&o, "fuse_ring_depth", ss->ring_depth);
+	kv(&o, "fuse_ring_requests", ss->ring_requests);
+	kv(&o, "fuse_ring_commit_waits", ss->ring_commit_waits);
+
 	put(&o, "\n# plugging, stop and start\n");
 	kv(&o, "plugs", s->plugs);
 	for (int r = 0; r < UNPLUG_NR; r++) {
@@ -230,6 +237,11 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 		kv_op(&o, n, "lat_p99_us", lat_hist_quantile(&st->lat, 0.99));
 		kv_op(&o, n, "lat_p999_us", lat_hist_quantile(&st->lat, 0.999));
 		kv_op(&o, n, "lat_max_us", st->lat.max_us);
+		kv_op(&o, n, "fault_errors", ss->faults.errors[op]);
+		kv_op(&o, n, "fault_delays", ss->faults.delays[op]);
+		kv_op(&o, n, "fault_stalls", ss->faults.stalls[op]);
+		kv_op(&o, n, "fault_lies", ss->faults.lies[op]);
+		kv_op(&o, n, "fault_corruptions", ss->faults.corrupts[op]);
 		if (op == BIO_OP_FLUSH)
 			continue;
 		for (unsigned int i = 0; i < SIZE_BUCKETS; i++) {
@@ -239,6 +251,17 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 			snprintf(name, sizeof(name), "size_%s", label);
 			kv_op(&o, n, name, st->size_hist[i]);
 		}
+	}
+
+	/* Per active fault: its id is in the name, so these lines come and go with faults. */
+	put(&o, "\n# faults\n");
+	kv(&o, "faults_active", ss->faults.nr);
+	kv(&o, "faults_held", ss->faults.held);
+	for (unsigned int i = 0; i < ss->faults.nr; i++) {
+		snprintf(name, sizeof(name), "fault_%u_matched", ss->faults.f[i].id);
+		kv(&o, name, ss->faults.f[i].matched);
+		snprintf(name, sizeof(name), "fault_%u_injected", ss->faults.f[i].id);
+		kv(&o, name, ss->faults.f[i].injected);
 	}
 	return o.pos;
 }

@@ -60,6 +60,26 @@ struct queue_stats {
 	uint64_t weighted_ns;		/* integral of (queued + in flight) over time */
 };
 
+/* Injected faults (core/fault.c): counters per op, and per active fault. */
+#define STATS_MAX_FAULTS 64
+
+struct fault_stat_one {
+	unsigned int id;
+	uint64_t matched;	/* requests it matched */
+	uint64_t injected;	/* requests it acted on */
+};
+
+struct fault_stats {
+	uint64_t errors[BIO_OP_NR];	/* requests failed by a fault */
+	uint64_t delays[BIO_OP_NR];	/* requests given extra latency */
+	uint64_t stalls[BIO_OP_NR];	/* requests stalled */
+	uint64_t lies[BIO_OP_NR];	/* writes acknowledged and not written */
+	uint64_t corrupts[BIO_OP_NR];	/* requests whose data was corrupted */
+	unsigned int held;		/* requests stalled now */
+	unsigned int nr;		/* active faults, the first nr of f[] */
+	struct fault_stat_one f[STATS_MAX_FAULTS];
+};
+
 /* A consistent copy of everything the stats files show. */
 struct stats_snapshot {
 	char name[72];
@@ -80,6 +100,12 @@ struct stats_snapshot {
 	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
 	uint64_t absorb_ns;		/* lateness absorbed into each service time now */
 	struct queue_stats s;
+	/* The FUSE transport, filled in by the daemon (NULL: "classic"). */
+	const char *transport;		/* "classic" or "io_uring" */
+	uint32_t ring_queues, ring_depth;	/* io_uring queues and entries per queue */
+	uint64_t ring_requests;		/* requests received through the rings */
+	uint64_t ring_commit_waits;	/* replies that had to wake their queue's thread */
+	struct fault_stats faults;	/* zero when no fault set is attached */
 };
 
 void lat_hist_add(struct lat_hist *h, uint64_t us);

@@ -21,8 +21,10 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "daemon/cache_ctl.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/fault_ctl.h"
 
 #define CTL_MAX_LINE 4096
 #define CTL_MAX_ARGS 64
@@ -115,6 +117,12 @@ static const struct ctl_cmd ctl_cmds[] = {
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
 	  ctl_queue },
 	{ "thaw", "thaw: end a freeze", ctl_queue },
+	{ "fault", "fault add SPEC | fault del ID | fault clear | fault list: injected faults",
+	  fault_ctl_cmd },
+	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
+	  fault_ctl_release },
+	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut },
+	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron },
 	{ "help", "help: list the commands", ctl_help },
 };
 
@@ -129,6 +137,8 @@ static void ctl_show_queue(struct pd *pd, struct ctl_out *out)
 
 static const ctl_show_fn ctl_shows[] = {
 	ctl_show_queue,
+	fault_ctl_show,
+	pd_cache_ctl_show,
 };
 
 static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out)
@@ -244,12 +254,26 @@ void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (off < 0 || (size_t)off >= cf->out.len)
-		fuse_reply_buf(req, NULL, 0);
-	else
-		fuse_reply_buf(req, cf->out.buf + off,
-			       size < cf->out.len - (size_t)off ? size : cf->out.len - (size_t)off);
-	pthread_mutex_unlock(&cf->lock);
+	/* The reply goes out after the unlock, from a copy: once it is sent, the reader may
+	 * close the file, and the release that frees @cf may run in another receive thread
+	 * while this one would still be inside pthread_mutex_unlock(). */
+	{
+		size_t n = 0;
+		char *copy = NULL;
+
+		if (off >= 0 && (size_t)off < cf->out.len) {
+			n = size < cf->out.len - (size_t)off ? size : cf->out.len - (size_t)off;
+			copy = malloc(n);
+			if (copy)
+				memcpy(copy, cf->out.buf + off, n);
+		}
+		pthread_mutex_unlock(&cf->lock);
+		if (n && !copy)
+			fuse_reply_err(req, ENOMEM);
+		else
+			fuse_reply_buf(req, copy, n);
+		free(copy);
+	}
 }
 
 void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi)

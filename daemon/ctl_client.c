@@ -81,7 +81,10 @@ int pd_ctl_main(int argc, char **argv)
 		}
 	}
 	free(cmd);
-	/* The answer, or the reason the command failed. */
+	/* The answer, or the reason the command failed, from the start of the file: a write
+	 * that succeeded moved the file offset past the command's length. */
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		fprintf(stderr, "plugdisk ctl: lseek %s: %s\n", path, strerror(errno));
 	ctl_copy(fd, ret ? stderr : stdout);
 	close(fd);
 	if (ret) {

@@ -11,7 +11,9 @@
 
 #include "conf/config.h"
 #include "core/backend.h"
+#include "core/cache.h"
 #include "core/ctrl.h"
+#include "core/fault.h"
 #include "core/queue.h"
 #include "core/timer.h"
 
@@ -32,6 +34,7 @@ enum {
 
 struct fuse_session;
 struct pd_parked;
+struct pd_uring;
 
 /* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
@@ -47,6 +50,9 @@ struct pd {
 	struct timer timer;
 	struct ctrl ctrl;
 	struct queue q;
+	struct fault_set faults;	/* injected faults: the I/O stage above the backend */
+	struct cache cache;		/* the write cache, when cache_on (daemon/cache_ctl.c) */
+	bool cache_on;			/* cache.mode = writeback; read-only after start */
 
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */
@@ -54,6 +60,7 @@ struct pd {
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
 	int quit_pipe[2];		/* written once to stop the receive threads */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
+	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */
@@ -102,5 +109,8 @@ int pd_top_main(int argc, char **argv);
 
 /* `plugdisk ctl` (daemon/ctl_client.c). Returns an exit status. */
 int pd_ctl_main(int argc, char **argv);
+
+/* `plugdisk replay` (daemon/replay.c). Returns an exit status. */
+int pd_replay_main(int argc, char **argv);
 
 #endif

@@ -11,7 +11,10 @@
  * Memory. Read and write buffers in flight are bounded by PD_DATA_BUDGET, so that memory stays
  * flat whatever the queue depth and request size. Large buffers (PD_BIGBUF_MIN bytes of data
  * or more) all have one capacity, PD_RXBUF_SIZE, that of a receive buffer: a large write keeps
- * its data in the receive buffer it was read into, and the receive thread gets another. */
+ * its data in the receive buffer it was read into, and the receive thread gets another.
+ * With FUSE over io_uring a request's data stays in its ring entry, which is the request's
+ * until the reply: reads read into it and writes are served from it, with no copy, no charge
+ * to the budget and no parking (the ring's size bounds that memory). */
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
@@ -22,9 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 /* Read and write buffers in flight, at most (one larger request may always go alone). */
 #define PD_DATA_BUDGET (16u * 1024u * 1024u)
@@ -59,7 +64,7 @@ static struct pd *req_pd(fuse_req_t req)
 /* The daemon is stopping: the disk takes no new request (see pd_shutdown). */
 static bool pd_refuse(struct pd *pd, fuse_req_t req)
 {
-	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->stopping))
 		return false;
 	fuse_reply_err(req, PD_ESTOPPED);
 	return true;
@@ -333,7 +338,7 @@ static void pd_park(struct pd *pd, struct pd_parked *pk)
 	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
 		;
 	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
-	__atomic_store_n(pp, pk, __ATOMIC_RELAXED);
+	WRITE_ONCE(*pp, pk);
 	pthread_mutex_unlock(&pd->data_lock);
 	/* Completions may all have come before we queued: look at the budget once more. */
 	pd_data_unpark(pd);
@@ -344,7 +349,7 @@ void pd_data_unpark(struct pd *pd)
 {
 	/* A hint: a request parked just after this look is submitted by its own parker's call
 	 * (pd_park) or by the kick of the next completion. */
-	if (!__atomic_load_n(&pd->parked, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->parked))
 		return;
 	for (;;) {
 		struct pd_parked *pk;
@@ -362,7 +367,7 @@ void pd_data_unpark(struct pd *pd)
 			pthread_mutex_unlock(&pd->data_lock);
 			return;
 		}
-		__atomic_store_n(&pd->parked, pk->next, __ATOMIC_RELAXED);
+		WRITE_ONCE(pd->parked, pk->next);
 		pd->parked_bytes -= pk->held;
 		pd->data_in_flight += charge;
 		pthread_mutex_unlock(&pd->data_lock);
@@ -400,10 +405,51 @@ unsigned int pd_data_nr_parked(struct pd *pd)
 	return n;
 }
 
+/* FUSE over io_uring: a bio whose data is @buf in the request's own ring entry, which stays
+ * the request's until the reply (pd_uring_payload()). Nothing is allocated for the data, so
+ * nothing is charged to the data budget and nothing is parked: the ring's entries bound that
+ * memory. */
+static struct pd_io *pd_io_new_ring(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+				    size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new(pd, req, op, off, (uint32_t)len, 0);
+
+	if (io)
+		pd_io_set_data(io, buf, len);
+	return io;
+}
+
+/* @data (@len bytes) if it lies in the calling ring thread's request entry, else NULL. */
+static void *pd_ring_data(void *data, size_t len)
+{
+	size_t cap = 0;
+	char *payload = pd_uring_payload(&cap);
+
+	if (!payload || (char *)data < payload || len > cap ||
+	    (size_t)((char *)data - payload) > cap - len)
+		return NULL;
+	return data;
+}
+
+/* Submit a read or write whose data is in its ring entry. */
+static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			   size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new_ring(pd, req, op, off, len, buf);
+
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
 void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 {
 	struct pd *pd = req_pd(req);
 	struct pd_io *io;
+	size_t cap = 0;
+	void *ring;
 
 	if (pd_refuse(pd, req))
 		return;
@@ -415,6 +461,11 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
+	ring = pd_uring_payload(&cap);
+	if (ring && size <= cap) {
+		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring);
+		return;
+	}
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), sizeof(struct pd_parked))) {
 		struct pd_parked *pk = calloc(1, sizeof(*pk));
 
@@ -510,6 +561,7 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 	size_t size = fuse_buf_size(bufv);
 	struct pd_io *io;
 	char *rxdata;
+	void *ring;
 	bool in_rx;
 	int err;
 
@@ -526,6 +578,11 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 	}
 	if (size > pd->be.size - (uint64_t)off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
+	if (bufv->count == 1 && !bufv->idx && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) &&
+	    (ring = pd_ring_data((char *)bufv->buf[0].mem + bufv->off, size))) {
+		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring);
+		return;
+	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
 	{
 		size_t held = sizeof(struct pd_parked) + (in_rx ? PD_RXBUF_SIZE : size);

@@ -4,7 +4,9 @@
  *
  * Before a receive thread blocks for the next request with nothing pending, it unplugs the
  * queue, the way the block layer flushes a task's plug when the task sleeps: a lone
- * synchronous request never waits for the unplug timer.
+ * synchronous request never waits for the unplug timer. With FUSE over io_uring
+ * (fuse_uring.c) requests arrive through the rings instead and these threads only see
+ * FUSE_INIT, interrupts, forgets and whatever came before the rings were ready.
  *
  * Stopping. /dev/fuse is non-blocking: a thread reads, and only when nothing is there does
  * it sleep in poll() on /dev/fuse and on the quit pipe. pd_fuse_join() writes to the pipe,
@@ -22,9 +24,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/log.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 static bool fuse_has_pending(int fd)
 {
@@ -42,7 +46,7 @@ static __thread bool tls_fuse_idle; /* this thread just saw no FUSE request left
 /* Another receive thread is in read() or waiting to: the kernel hands it the next request. */
 static bool pd_reader_waiting(struct pd *pd)
 {
-	return __atomic_load_n(&pd->readers_waiting, __ATOMIC_RELAXED) != 0;
+	return READ_ONCE(pd->readers_waiting) != 0;
 }
 
 static bool pd_may_run_inline(void *arg)
@@ -115,17 +119,17 @@ static void *pd_fuse_thread(void *arg)
 				break;
 			}
 		}
-		__atomic_add_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		atomic_add_return_relaxed(pd->readers_waiting, 1);
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EAGAIN) {
 			bool go = pd_fuse_wait(pd);
 
-			__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+			atomic_sub_return_relaxed(pd->readers_waiting, 1);
 			if (!go)
 				break;
 			continue;
 		}
-		__atomic_sub_fetch(&pd->readers_waiting, 1, __ATOMIC_RELAXED);
+		atomic_sub_return_relaxed(pd->readers_waiting, 1);
 		if (res == -EINTR)
 			continue;
 		if (res <= 0) {
@@ -138,7 +142,7 @@ static void *pd_fuse_thread(void *arg)
 	pd_data_set_rxbuf(NULL);
 	free(fbuf.mem);
 	/* The kernel ended the session (unmounted from outside): tell the main thread. */
-	if (!__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED))
+	if (!READ_ONCE(pd->stopping))
 		kill(getpid(), SIGTERM);
 	return NULL;
 }
@@ -199,6 +203,8 @@ void pd_fuse_join(struct pd *pd)
 	}
 	for (unsigned int i = 0; i < pd->nr_threads; i++)
 		pthread_join(pd->threads[i], NULL);
+	/* The io_uring queues' threads receive requests too. */
+	pd_uring_stop(pd);
 	free(pd->threads);
 	pd->threads = NULL;
 	pd->nr_threads = 0;

@@ -13,9 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 #include "daemon/statfile.h"
 
 #define PD_MAX_BACKGROUND 256u
@@ -59,14 +61,18 @@ static void fill_attr(struct pd *pd, fuse_ino_t ino, struct stat *st)
 
 static void pd_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct pd *pd = userdata;
+
 	conn->max_write = PD_MAX_WRITE;
 	conn->max_read = 0;
 	conn->max_readahead = PD_MAX_WRITE;
 	/* The kernel's default of 12 background requests would cap async direct I/O from a
 	 * loop device far below the controller's queue depth. */
 	conn->max_background = PD_MAX_BACKGROUND;
-	conn->congestion_threshold = PD_MAX_BACKGROUND * 3 / 4;
+	/* FUSE over io_uring: a queue's entries hold its requests until they are answered. */
+	if (pd_uring_max_background(pd))
+		conn->max_background = pd_uring_max_background(pd);
+	conn->congestion_threshold = conn->max_background * 3 / 4;
 	conn->want |= FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/* Requests are read into memory, where a large write's data stays (pd_write_buf). With
@@ -272,7 +278,7 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			fuse_reply_err(req, EROFS);
 			return;
 		}
-		if (__atomic_load_n(&pd->stopping, __ATOMIC_RELAXED)) {
+		if (READ_ONCE(pd->stopping)) {
 			fuse_reply_err(req, PD_ESTOPPED);
 			return;
 		}

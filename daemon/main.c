@@ -27,11 +27,14 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "core/barrier.h"
 #include "core/backend_nbd.h"
 #include "core/log.h"
 #include "conf/profile.h"
+#include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
+#include "daemon/fuse_uring.h"
 
 static void usage(FILE *f)
 {
@@ -39,6 +42,7 @@ static void usage(FILE *f)
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
 		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
 		"\n"
@@ -107,6 +111,35 @@ static bool str_differs(const char *a, const char *b)
 	return strcmp(a ? a : "", b ? b : "");
 }
 
+static bool faults_differ(const struct conf_faults *a, const struct conf_faults *b)
+{
+	if (a->n != b->n)
+		return true;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->spec[i], b->spec[i]))
+			return true;
+	return false;
+}
+
+/* A changed `faults` list replaces the configured faults; those added through the control
+ * file stay. An unchanged list keeps its faults, their counters and their draws. */
+static void pd_reload_faults(struct pd *pd, struct pd_config *nc)
+{
+	struct conf_faults tmp;
+	char err[512];
+
+	if (!faults_differ(&nc->faults, &pd->cfg.faults))
+		return;
+	if (fault_replace_configured(&pd->faults, nc->faults.spec, nc->faults.n, err,
+				     sizeof(err))) {
+		log_err("reload: faults: %s; the configured faults stay", err);
+		return;
+	}
+	tmp = pd->cfg.faults;
+	pd->cfg.faults = nc->faults;
+	nc->faults = tmp; /* freed with nc */
+}
+
 /* queue.max_request_size is capped by the largest command the backend takes. */
 static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
 {
@@ -138,7 +171,9 @@ static void pd_reload(struct pd *pd)
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
 	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
-	    nc.mount_threads != pd->cfg.mount_threads)
+	    nc.mount_threads != pd->cfg.mount_threads ||
+	    nc.io_uring.mode != pd->cfg.io_uring.mode ||
+	    nc.io_uring.depth != pd->cfg.io_uring.depth)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
@@ -149,9 +184,11 @@ static void pd_reload(struct pd *pd)
 	pd_cap_request_size(pd, &nc.queue);
 	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
+	pd_reload_faults(pd, &nc);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;
+	pd_cache_reload(pd, &nc);
 	conf_free(&nc);
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
 	notify_status(pd, "READY=1\n");
@@ -245,8 +282,12 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	char disk[PATH_MAX + 8];
 	int ret, status = EXIT_OK;
 
-	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	smp_store_mb(pd->stopping, 1);
 	sd_notify(0, "STOPPING=1");
+	/* A stalled request would hold the drain forever: no fault outlives the stop. */
+	if (fault_nr_held(&pd->faults))
+		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
+	fault_clear(&pd->faults);
 	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
@@ -263,15 +304,19 @@ static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
 	pd_fuse_trim_buffers(pd, false);
+	/* The write cache goes to the image before the last sync. */
+	pd_cache_stop(pd);
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	pd_uring_destroy(pd);
 	/* No timer callback may run into the queue or the workers while they go away. */
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
 	queue_destroy(&pd->q);
+	fault_set_destroy(&pd->faults);
 	timer_destroy(&pd->timer);
 	backend_close(&pd->be);
 	log_info("stopped");
@@ -513,13 +558,14 @@ static int check_image_fits(const char *image, uint64_t size)
  * free the session, before the caller closes the image under them. */
 static void pd_mount_undo(struct pd *pd)
 {
-	__atomic_store_n(&pd->stopping, 1, __ATOMIC_SEQ_CST);
+	smp_store_mb(pd->stopping, 1);
 	fuse_session_exit(pd->se);
 	pd_fuse_join(pd);
 	queue_drain(&pd->q);
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
+	pd_uring_destroy(pd);
 }
 
 static int pd_mount(struct pd *pd)
@@ -545,16 +591,36 @@ static int pd_mount(struct pd *pd)
 		log_err("fuse_session_new failed: check mount.options (%s)", opts);
 		return EXIT_USAGE;
 	}
+	/* The transport: the kernel decides at mount time whether FUSE_INIT offers io_uring,
+	 * and FUSE_INIT's reply, before any other request, whether it is used. */
+	if (pd_uring_prepare(pd)) {
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		return EXIT_MOUNT;
+	}
 	if (fuse_session_mount(pd->se, pd->mountpoint)) {
 		log_err("fuse_session_mount %s failed", pd->mountpoint);
 		fuse_session_destroy(pd->se);
 		pd->se = NULL;
+		pd_uring_destroy(pd);
+		return EXIT_MOUNT;
+	}
+	if (pd_uring_setup(pd)) {
+		fuse_session_unmount(pd->se);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
+		pd_uring_destroy(pd);
 		return EXIT_MOUNT;
 	}
 	pd->nr_threads = pd->cfg.mount_threads;
 	if (pd_fuse_start(pd)) {
 		pd_mount_undo(pd);
 		return EXIT_RUNTIME;
+	}
+	if (pd_uring_wait_ready(pd)) {
+		/* mount.io_uring = on and no io_uring: the start fails. */
+		pd_mount_undo(pd);
+		return EXIT_MOUNT;
 	}
 	/* Ready means the mount answers: look at the disk through it. */
 	snprintf(path, sizeof(path), "%s/disk", pd->mountpoint);
@@ -633,6 +699,8 @@ int main(int argc, char **argv)
 		return pd_top_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return pd_replay_main(argc - 1, argv + 1);
 
 	/* getopt_long sets longindex for a long option only */
 	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
@@ -805,12 +873,30 @@ int main(int argc, char **argv)
 	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
 	if (!ret)
-		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, backend_exec, &pd->be,
-				(int64_t)clock_now_ns());
-	if (!ret)
+		ret = fault_set_init(&pd->faults, backend_exec, &pd->be, &pd->timer, NULL, NULL);
+	if (!ret) {
+		/* The controller's stage: the faults over the backend, or the write cache in
+		 * front of them (a fault then hits the cache's destaging, as a media error). */
+		io_exec_fn exec = fault_exec;
+		void *exec_arg = &pd->faults;
+
+		ret = pd_cache_start(pd, &exec, &exec_arg);
+		if (!ret)
+			ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, exec, exec_arg,
+					(int64_t)clock_now_ns());
+	}
+	if (!ret) {
+		pd->ctrl.faults = &pd->faults;
 		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
+	}
 	if (ret) {
 		ret = EXIT_RUNTIME;
+		goto fail;
+	}
+	if (fault_replace_configured(&pd->faults, pd->cfg.faults.spec, pd->cfg.faults.n, err,
+				     sizeof(err))) {
+		log_err("faults: %s", err);
+		ret = EXIT_USAGE;
 		goto fail;
 	}
 	ret = pd_mount(pd);

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse_uring.h"
 #include "daemon/statfile.h"
 
 #define STATS_BUF_SIZE (64u * 1024u)
@@ -37,6 +39,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 {
 	struct stats_snapshot *ss = malloc(sizeof(*ss));
 	struct snap_buf *sb = malloc(sizeof(*sb) + STATS_BUF_SIZE);
+	struct pd_uring_info ui;
 
 	if (!ss || !sb) {
 		free(ss);
@@ -46,10 +49,17 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	queue_snapshot(&pd->q, ss);
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
+	pd_uring_info(pd, &ui);
+	ss->transport = ui.transport;
+	ss->ring_queues = ui.queues;
+	ss->ring_depth = ui.depth;
+	ss->ring_requests = ui.requests;
+	ss->ring_commit_waits = ui.commit_waits;
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
 		sb->len += backend_stats(&pd->be, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
+		sb->len += pd_cache_format_stats(pd, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
 	} else {
 		sb->len = stats_format_stat(ss, sb->text, STATS_BUF_SIZE);
 	}
@@ -160,6 +170,8 @@ void statfile_write(fuse_req_t req, struct fuse_bufvec *bufv)
 		return;
 	}
 	queue_stats_reset(&pd->q);
+	pd_uring_stats_reset(pd);
+	pd_cache_stats_reset(pd);
 	fuse_reply_write(req, n);
 }
 

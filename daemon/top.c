@@ -38,6 +38,7 @@ static const char *const dir_label[DIR_NR] = { "all", "read", "write" };
 struct op_sample {
 	uint64_t bios, ios, merges, bytes, errors, ticks_us, wait_us;
 	uint64_t p50, p90, p99, p999, max;
+	uint64_t fault_errors, fault_delays, fault_stalls, fault_lies, fault_corruptions;
 };
 
 /* One parsed snapshot of the stats file. Every numeric field is 8 bytes wide, so that the
@@ -58,6 +59,8 @@ struct sample {
 	uint64_t plugs, unplug_idle, unplug_threshold, unplug_size, unplug_timer, unplug_flush;
 	uint64_t queue_stops, queue_stops_slots, queue_stops_budget, depletion_waits;
 	uint64_t io_ticks_us, time_in_queue_us;
+	uint64_t faults_active, faults_held;
+	uint64_t cache_size_bytes, cache_dirty_bytes, cache_powered, cache_destaged_bytes;
 	struct op_sample op[T_NR];
 };
 
@@ -93,6 +96,9 @@ static const struct field sample_fields[] = {
 	SF(unplug_size, false), SF(unplug_timer, false), SF(unplug_flush, false),
 	SF(queue_stops, false), SF(queue_stops_slots, false), SF(queue_stops_budget, false),
 	SF(depletion_waits, false), SF(io_ticks_us, false), SF(time_in_queue_us, false),
+	SF(faults_active, false), SF(faults_held, false),
+	SF(cache_size_bytes, false), SF(cache_dirty_bytes, false), SF(cache_powered, false),
+	SF(cache_destaged_bytes, false),
 };
 #define NR_SAMPLE_FIELDS (sizeof(sample_fields) / sizeof(sample_fields[0]))
 
@@ -103,6 +109,8 @@ static const struct field op_fields[] = {
 	OF(ticks_us, false), OF(wait_us, false),
 	OFN("lat_p50_us", p50), OFN("lat_p90_us", p90), OFN("lat_p99_us", p99),
 	OFN("lat_p999_us", p999), OFN("lat_max_us", max),
+	OF(fault_errors, false), OF(fault_delays, false), OF(fault_stalls, false),
+	OF(fault_lies, false), OF(fault_corruptions, false),
 };
 #define NR_OP_FIELDS (sizeof(op_fields) / sizeof(op_fields[0]))
 
@@ -400,6 +408,36 @@ static void state_word(const struct sample *s, char *buf, size_t len)
 		snprintf(buf, len, "idle");
 }
 
+/* Injected faults in force (MOUNTPOINT/control "fault list"), and what they did since the
+ * counters were reset: one line, only while there is something to show. */
+static void print_faults(FILE *f, const struct sample *b, const char *eol)
+{
+	uint64_t tot[5] = { 0 };
+	char per[128] = "";
+	size_t n = 0;
+
+	for (int op = 0; op < T_NR; op++) {
+		const struct op_sample *o = &b->op[op];
+
+		tot[0] += o->fault_errors;
+		tot[1] += o->fault_delays;
+		tot[2] += o->fault_stalls;
+		tot[3] += o->fault_lies;
+		tot[4] += o->fault_corruptions;
+		if (o->fault_errors && n < sizeof(per))
+			n += (size_t)snprintf(per + n, sizeof(per) - n, "%s%s %" PRIu64, n ? ", " : " (",
+					      top_op_name[op], o->fault_errors);
+	}
+	if (n && n < sizeof(per) - 1)
+		snprintf(per + n, sizeof(per) - n, ")");
+	if (!b->faults_active && !b->faults_held && !tot[0] && !tot[1] && !tot[2] && !tot[3] &&
+	    !tot[4])
+		return;
+	fprintf(f, "faults   %" PRIu64 " active, %" PRIu64 " held; errors %" PRIu64 "%s, delays %" PRIu64
+		   ", stalls %" PRIu64 ", lies %" PRIu64 ", corruptions %" PRIu64 "%s",
+		b->faults_active, b->faults_held, tot[0], per, tot[1], tot[2], tot[3], tot[4], eol);
+}
+
 static void human_bytes(char *buf, size_t len, double b)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
@@ -486,6 +524,20 @@ static void print_report(FILE *f, const struct top *t, const struct sample *a,
 	    TOP_BAR_WIDTH);
 	fprintf(f, "queue    %s %4" PRIu64 "/%-4s queued / nr_requests, %s%s", b2,
 		b->queued_requests, q, qb, eol);
+	if (b->cache_size_bytes) {
+		char dirty[24], csize[24], rate[24] = "";
+
+		human_bytes(dirty, sizeof(dirty), (double)b->cache_dirty_bytes);
+		human_bytes(csize, sizeof(csize), (double)b->cache_size_bytes);
+		if (a && b->t > a->t && b->cache_destaged_bytes >= a->cache_destaged_bytes)
+			human_bytes(rate, sizeof(rate), (double)(b->cache_destaged_bytes -
+								 a->cache_destaged_bytes) /
+								(b->t - a->t));
+		bar(b2, sizeof(b2), ratio((double)b->cache_dirty_bytes, (double)b->cache_size_bytes),
+		    TOP_BAR_WIDTH);
+		fprintf(f, "cache    %s %s / %s dirty, destaging %s/s, power %s%s", b2, dirty, csize,
+			rate[0] ? rate : "-", b->cache_powered ? "on" : "OFF (powercut)", eol);
+	}
 
 	for (int dir = 0; dir < DIR_NR; dir++) {
 		char lv[24], cap[24], lim[24];
@@ -528,6 +580,7 @@ static void print_report(FILE *f, const struct top *t, const struct sample *a,
 			b1, b->credit_balance, b->limit_credit_capacity, b->limit_credit_baseline_iops,
 			b->credit_earn_per_s, b->credit_spend_per_s, left, eol);
 	}
+	print_faults(f, b, eol);
 
 	if (a) {
 		top_delta(a, b, &d);

@@ -14,6 +14,20 @@ TOP=$(cd "$TESTS_DIR/.." && pwd)
 case $PLUGDISK in /*) ;; */*) PLUGDISK=$PWD/$PLUGDISK ;; esac
 TEST_NAME=$(basename "$0" .sh)
 
+# The FUSE transport every daemon started by pd_start uses: classic (/dev/fuse read and
+# writev; the default) or io_uring (FUSE over io_uring, mount.io_uring = on: the daemon, as
+# root, turns the kernel's enable_uring parameter on, and the parameter's old value is put
+# back at cleanup). tests/run-tests.sh runs the mount tests once with each.
+: "${PLUGDISK_TRANSPORT:=classic}"
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+case $PLUGDISK_TRANSPORT in
+classic) PD_TRANSPORT_ARGS=(--set mount.io_uring=off) ;;
+io_uring) PD_TRANSPORT_ARGS=(--set mount.io_uring=on) ;;
+*) printf '%s: PLUGDISK_TRANSPORT must be classic or io_uring (got %s)\n' "$TEST_NAME" \
+	"$PLUGDISK_TRANSPORT" >&2; exit 1 ;;
+esac
+_pd_uring_param0=
+
 # Scratch space: the image lives on a tmpfs-backed directory when possible (fast, no disk wear).
 T=$(mktemp -d "${TMPDIR:-/tmp}/plugdisk-$TEST_NAME.XXXXXX")
 MNT=$T/mnt
@@ -65,6 +79,10 @@ _pd_cleanup() {
 	for m in $(awk -v t="$T" '$2 ~ "^"t {print $2}' /proc/mounts | sort -r); do
 		fusermount3 -u -z "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
 	done
+	# The kernel parameter as it was before the test (an io_uring daemon may have set it).
+	if [ -n "$_pd_uring_param0" ] && [ "$(cat "$URING_PARAM" 2>/dev/null)" != "$_pd_uring_param0" ]; then
+		echo "$_pd_uring_param0" >"$URING_PARAM" 2>/dev/null || true
+	fi
 	if [ "$rc" = 0 ] || [ "$rc" = 77 ]; then rm -rf "$T"; else log "kept $T for inspection"; fi
 	exit "$rc"
 }
@@ -83,12 +101,23 @@ require_loop() {
 }
 require_cmd() { local c; for c; do command -v "$c" >/dev/null || skip "$c is not installed"; done; }
 
+# require_transport: skip when $PLUGDISK_TRANSPORT cannot be had on this machine; note the
+# kernel parameter's value, for cleanup to restore it.
+require_transport() {
+	[ "$PLUGDISK_TRANSPORT" = io_uring ] || return 0
+	[ -e "$URING_PARAM" ] || skip "this kernel has no FUSE over io_uring ($URING_PARAM is missing)"
+	[ -n "$_pd_uring_param0" ] || _pd_uring_param0=$(cat "$URING_PARAM")
+	[ "$_pd_uring_param0" = Y ] || [ "$(id -u)" = 0 ] ||
+		skip "FUSE over io_uring is off and only root may turn it on"
+}
+
 # pd_start [plugdisk args...]: start the daemon in the foreground (-f) in the background, on
 # $MNT unless the args end with another mountpoint, with image $T/disk.img and size 64M unless
-# given. Waits (deadline 10 s) until MNT/disk answers; fails early if the daemon died.
-# Sets PD_PID and PD_MNT. Daemon output goes to $T/daemon.log.
+# given, on $PLUGDISK_TRANSPORT. Waits (deadline 10 s) until MNT/disk answers; fails early if
+# the daemon died. Sets PD_PID and PD_MNT. Daemon output goes to $T/daemon.log.
 pd_start() {
-	local mnt=$MNT args=("$@")
+	require_transport
+	local mnt=$MNT args=("${PD_TRANSPORT_ARGS[@]}" "$@")
 	if [ $# -gt 0 ] && [ -d "${!#}" ]; then mnt=${!#}; unset 'args[$((${#args[@]} - 1))]'; fi
 	local have_i=0 have_s=0 a
 	for a in "${args[@]}"; do

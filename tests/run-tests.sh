@@ -3,13 +3,28 @@
 # Run test programs and scripts one by one; exit 0 = pass, 77 = skip, other = fail.
 # Logs go to $LOGDIR/NAME.log; each test gets at most $TEST_TIMEOUT seconds (default 600).
 # The last line is the summary: "N passed, N failed, N skipped".
+# Mount tests (tests/mount/*.sh) run once per FUSE transport in $TRANSPORTS (default
+# "classic io_uring"; PLUGDISK_TRANSPORT tells tests/lib.sh which); a run on io_uring is
+# named NAME@io_uring and skips where the kernel lacks it.
 set -u
 LOGDIR=${LOGDIR:-build/test-logs}
 TEST_TIMEOUT=${TEST_TIMEOUT:-600}
+TRANSPORTS=${TRANSPORTS:-classic io_uring}
 mkdir -p "$LOGDIR"
 pass=0 failn=0 skipn=0 failed=()
+runs=()
 for t in "$@"; do
+	if [[ $t == *mount/*.sh ]]; then
+		for tr in $TRANSPORTS; do runs+=("$t@$tr"); done
+	else
+		runs+=("$t@")
+	fi
+done
+for run in "${runs[@]}"; do
+	t=${run%@*} tr=${run##*@}
 	name=$(basename "$t"); name=${name%.sh}
+	[ -z "$tr" ] || [ "$tr" = classic ] || name=$name@$tr
+	export PLUGDISK_TRANSPORT=${tr:-classic}
 	log=$LOGDIR/$name.log
 	start=$(date +%s.%N)
 	# A hung test is stopped (SIGTERM, then SIGKILL 20 s later) after TEST_TIMEOUT seconds;

@@ -5,7 +5,8 @@
 # Usage: bench.sh [--quick]. Needs root. Tables go to stdout and to $RESULTS (Markdown).
 #
 # Environment: PLUGDISK, REF_FUSE, CORE_BENCH (binaries), RESULTS (Markdown output),
-# BENCH_TARGETS (default "raw ref nbd pd pdnbd"; pdnbd is plugdisk's NBD backend over the same
+# BENCH_TARGETS (default "raw ref nbd pd pdnbd pdu"; pd is plugdisk on the classic /dev/fuse
+# transport, pdu the same on FUSE over io_uring, pdnbd plugdisk's NBD backend over the same
 # nbdkit file server as nbdfuse's), BENCH_SECTIONS (default "compare accuracy nbdrate
 # merge plug cpu stats fidelity core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
 # BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
@@ -29,7 +30,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${REF_FUSE:=$TOP/build/tests/bench/ref_fuse}"
 : "${CORE_BENCH:=$TOP/build/tests/bench/core_bench}"
 : "${RESULTS:=$TOP/build/bench-results.md}"
-: "${BENCH_TARGETS:=raw ref nbd pd pdnbd}"
+: "${BENCH_TARGETS:=raw ref nbd pd pdnbd pdu}"
 : "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats fidelity core}"
 : "${BENCH_PHASES:=dd fio ext4}"
 
@@ -60,6 +61,9 @@ for c in fio jq losetup mkfs.ext4 fusermount3 nbdkit nbdfuse dd awk timeout; do
 done
 [ -c /dev/fuse ] || die "/dev/fuse is missing"
 [ -e /dev/loop-control ] || die "loop devices are missing"
+# The pdu target (mount.io_uring = on) sets the kernel's enable_uring; cleanup puts it back.
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_PARAM0=$(cat "$URING_PARAM" 2>/dev/null)
 
 # ---- Scratch space and cleanup -------------------------------------------------------------
 # Everything lives under $W: a private tmpfs ($W/shm) holds the image, so that the backing
@@ -87,6 +91,8 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	mountpoint -q "$SHM" && umount "$SHM"
+	[ -z "$URING_PARAM0" ] || [ "$(cat "$URING_PARAM")" = "$URING_PARAM0" ] ||
+		echo "$URING_PARAM0" >"$URING_PARAM"
 	if [ "$rc" = 0 ]; then rm -rf "$W"; else echo "bench: logs kept in $W" >&2; fi
 	exit "$rc"
 }
@@ -190,9 +196,12 @@ start_target() {
 		nbdfuse "$MNT/disk" --unix "$sock" >>"$W/nbdfuse.log" 2>&1 &
 		DPID=$!
 		;;
-	pd)
+	pd | pdu)
 		[ -x "$PLUGDISK" ] || { echo "bench: $PLUGDISK is not built" >&2; return 1; }
-		"$PLUGDISK" -f -i "$IMG" -s "$SIZE" "$@" "$MNT" >>"$W/plugdisk.log" 2>&1 &
+		local transport=off
+		[ "$TARGET" = pdu ] && transport=on
+		"$PLUGDISK" -f -i "$IMG" -s "$SIZE" --set mount.io_uring=$transport "$@" "$MNT" \
+			>>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
 	pdnbd)
@@ -206,7 +215,8 @@ start_target() {
 		PIDS+=("$NBDKIT_PID")
 		for j in $(seq 200); do [ -S "$psock" ] && break; sleep 0.05; done
 		[ -S "$psock" ] || { echo "bench: nbdkit did not start" >&2; return 1; }
-		"$PLUGDISK" -f -i "nbd+unix:///?socket=$psock" "$@" "$MNT" >>"$W/plugdisk.log" 2>&1 &
+		"$PLUGDISK" -f -i "nbd+unix:///?socket=$psock" --set mount.io_uring=off "$@" "$MNT" \
+			>>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
 	*) die "unknown target $TARGET" ;;
@@ -247,7 +257,7 @@ stop_target() {
 	local rc
 	case $TARGET in
 	raw) ;;
-	pd | pdnbd)
+	pd | pdu | pdnbd)
 		kill -TERM "$DPID" 2>/dev/null
 		wait_exit "$DPID" 60
 		rc=$?
@@ -348,10 +358,11 @@ WL_UNIT=(mbs mbs iops iops mbs ops)
 WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k IOPS"
 	"seq write 4k MB/s" "ext4 small files ops/s")
 declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
-	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults)"
+	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults, classic /dev/fuse)"
+	[pdu]="plugdisk (defaults, FUSE over io_uring)"
 	[pdnbd]="plugdisk NBD backend + nbdkit file")
 declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk"
-	[pdnbd]="plugdisk NBD")
+	[pdu]="plugdisk io_uring" [pdnbd]="plugdisk NBD")
 
 # Every comparison target stays mounted for the whole comparison, each on its own image and
 # mountpoint. The comparison runs in three phases (dd, fio through a loop device, ext4); each
@@ -549,13 +560,24 @@ section_compare() {
 		for i in "${!WL[@]}"; do row+=" $(median_ratio pdnbd pd "${WL[i]}") |"; done
 		md "$row"
 	fi
+	# The io_uring transport against the classic one and against the raw file's limit.
+	if [[ " $BENCH_TARGETS " == *" pdu "* ]]; then
+		for ref in pd raw; do
+			case " $BENCH_TARGETS " in *" $ref "*) ;; *) continue ;; esac
+			row="| ${TSHORT[pdu]} ÷ ${TSHORT[$ref]} |"
+			for i in "${!WL[@]}"; do row+=" $(median_ratio pdu "$ref" "${WL[i]}") |"; done
+			md "$row"
+		done
+	fi
 	# How much the rounds agree: a median ratio is only as good as the spread around it (not
 	# shown under 4 rounds, where there is no middle half to show).
-	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" ref "* ]] && ((ROUNDS >= 4)); then
-		row="| ${TSHORT[pd]} ÷ ${TSHORT[ref]}, middle half of rounds |"
-		for i in "${!WL[@]}"; do row+=" $(quartile_ratios pd ref "${WL[i]}") |"; done
-		md "$row"
-	fi
+	for t in pd pdu; do
+		if [[ " $BENCH_TARGETS " == *" $t "* && " $BENCH_TARGETS " == *" ref "* ]] && ((ROUNDS >= 4)); then
+			row="| ${TSHORT[$t]} ÷ ${TSHORT[ref]}, middle half of rounds |"
+			for i in "${!WL[@]}"; do row+=" $(quartile_ratios "$t" ref "${WL[i]}") |"; done
+			md "$row"
+		fi
+	done
 	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
 		"write ends with fdatasync; a round's figure is the rate over $DD_PASSES pass(es)." \
 		"fio: through \`losetup --direct-io=on\` (loop nomerges=2), libaio, iodepth 32, ${RT} s." \
@@ -744,24 +766,30 @@ section_plug() {
 	# Short dd runs are noisy: at least 3 alternating pairs, median of each side.
 	[ $QUICK = 1 ] && count=20000
 	[ "$reps" -ge 3 ] || reps=3
-	say "plug cost: dd oflag=direct bs=4k count=$count, queue.plug on/off"
+	local tt transports=pd
+	[[ " $BENCH_TARGETS " == *" pdu "* ]] && transports="pd pdu"
+	say "plug cost: dd oflag=direct bs=4k count=$count, queue.plug on/off ($transports)"
 	fresh_image
 	for rep in $(seq "$reps"); do
-		for plug in true false; do
-			v=NA
-			if start_target pd --set queue.plug=$plug; then
-				v=$(dd_mbps if=/dev/zero of="$DISK" bs=4k count=$count oflag=direct conv=notrunc)
-				stop_target
-			fi
-			put plug "$plug" "$v"
+		for tt in $transports; do
+			for plug in true false; do
+				v=NA
+				if start_target "$tt" --set queue.plug=$plug; then
+					v=$(dd_mbps if=/dev/zero of="$DISK" bs=4k count=$count oflag=direct conv=notrunc)
+					stop_target
+				fi
+				put "plug-$tt" "$plug" "$v"
+			done
 		done
 	done
 	local on off
-	on=$(median plug true) off=$(median plug false)
 	md "" "### Plug cost: a lone synchronous stream (dd oflag=direct bs=4k, $count blocks)" ""
-	md "| queue.plug | MB/s (median of $reps) |" "|---|---|"
-	md "| true | $(fmt "$on" mbs) |" "| false | $(fmt "$off" mbs) |" "| **on ÷ off** | **$(ratio "$on" "$off")** |"
-	md "" "Target: ≥ 0.95×."
+	md "| transport | queue.plug true MB/s | false MB/s (median of $reps) | **on ÷ off** |" "|---|---|---|---|"
+	for tt in $transports; do
+		on=$(median "plug-$tt" true) off=$(median "plug-$tt" false)
+		md "| ${TNAME[$tt]} | $(fmt "$on" mbs) | $(fmt "$off" mbs) | **$(ratio "$on" "$off")** |"
+	done
+	md "" "Target: ≥ 0.95× on each transport."
 }
 
 # ---- Section: daemon CPU per GiB and peak RSS ------------------------------------------------
@@ -791,8 +819,9 @@ section_cpu() {
 	fresh_image
 	md "" "### Daemon CPU seconds per GiB moved and peak RSS (fio on the disk file, O_DIRECT, iodepth 128, ${RT} s)" ""
 	md "| daemon | workload | CPU s/GiB | peak RSS (VmHWM) |" "|---|---|---|---|"
-	local daemons="pd ref"
-	[ $QUICK = 1 ] && daemons=pd
+	local daemons="pd pdu ref"
+	[ $QUICK = 1 ] && daemons="pd pdu"
+	[[ " $BENCH_TARGETS " == *" pdu "* ]] || daemons=${daemons/ pdu/}
 	for t in $daemons; do
 		for wl in "randrw 4k:--rw=randrw --bs=4k" "seq write 1M:--rw=write --bs=1M" \
 			"seq read 1M:--rw=read --bs=1M"; do
@@ -801,7 +830,8 @@ section_cpu() {
 			md "| ${TNAME[$t]} | ${wl%%:*} | $RUN_CPU | $(awk -v k="$RUN_HWM" 'BEGIN { if (k == "NA") print "n/a"; else printf "%.1f MiB", k / 1024 }') |"
 		done
 	done
-	md "" "Target: plugdisk's peak RSS ≤ 64 MiB at iodepth 128, whatever the disk size."
+	md "" "Target: plugdisk's peak RSS ≤ 64 MiB at iodepth 128, whatever the disk size (on io_uring," \
+		"plus the rings' buffers: queues × mount.io_uring_depth × 1 MiB, resident once used)."
 }
 
 # ---- Section: cost of reading stats under load -----------------------------------------------

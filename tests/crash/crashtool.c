@@ -272,6 +272,7 @@ struct opts {
 	int ack;		/* 0 fsync, 1 direct, 2 all */
 	unsigned max_report;
 	bool quiet;
+	uint64_t atomic;	/* verify: O_DIRECT writes are all-or-nothing in units of this */
 };
 
 static struct opts o = {
@@ -609,11 +610,12 @@ static struct {
 	uint64_t nbase;
 	/* results */
 	uint64_t sectors, bytes, at_ack, newer, old, zero, unacked_new, bad, files_seen;
-	uint64_t nbad[5];
+	uint64_t nbad[6];
 } v;
 
-enum { BAD_TORN, BAD_MISPLACED, BAD_LOST, BAD_UNKNOWN, BAD_FILE };
-static const char *const bad_name[] = { "TORN", "MISPLACED", "LOST", "UNKNOWN", "FILE" };
+enum { BAD_TORN, BAD_MISPLACED, BAD_LOST, BAD_UNKNOWN, BAD_FILE, BAD_UNIT };
+static const char *const bad_name[] = { "TORN", "MISPLACED", "LOST", "UNKNOWN", "FILE",
+					"TORN_UNIT" };
 
 static struct wrec *wrec_get(uint64_t gen)
 {
@@ -863,6 +865,11 @@ static uint64_t check_sector(unsigned file, uint64_t off, const uint8_t *sec, bo
 		v.old++;
 		return g;
 	}
+	if (acked && g == base) {
+		report_bad(BAD_LOST, file, off, sec, g, acked, base,
+			   "the old content where data was acknowledged");
+		return UINT64_MAX;
+	}
 	struct wrec *w = wrec_get(g);
 	if (!w || w->file != file || off < w->off || off >= w->off + w->len) {
 		report_bad(BAD_UNKNOWN, file, off, sec, g, acked, base,
@@ -908,6 +915,41 @@ static int verify_fd(int fd, unsigned file, uint64_t len, uint64_t *found_out)
 	return 0;
 }
 
+/* --atomic N (disk mode): a device that writes N-byte units all or nothing leaves no
+ * O_DIRECT write (one request to the device) half present inside a unit. For each sector that
+ * holds generation g of such a write, every other sector of g's range in the same aligned unit
+ * must hold g or a later generation (a later write of the same thread over it). */
+static void check_units(void)
+{
+	uint64_t per = o.atomic / SECTOR, nsec = v.size / SECTOR;
+
+	for (uint64_t s = 0; s < nsec; s++) {
+		uint64_t g = found[s], lo, hi;
+		struct wrec *w;
+
+		if (!g || g == UINT64_MAX || !(w = wrec_get(g)) || !(w->flags & WF_DIRECT))
+			continue;
+		lo = s / per * per;
+		hi = lo + per;
+		if (lo < w->off / SECTOR)
+			lo = w->off / SECTOR;
+		if (hi > (w->off + w->len) / SECTOR)
+			hi = (w->off + w->len) / SECTOR;
+		for (uint64_t t = lo; t < hi; t++) {
+			char why[160];
+
+			if (found[t] == UINT64_MAX || found[t] >= g)
+				continue;
+			snprintf(why, sizeof(why),
+				 "holds generation %" PRIu64 " while sector %" PRIu64
+				 " of the same %" PRIu64 "-byte unit holds the newer %" PRIu64,
+				 found[t], s * SECTOR, o.atomic, g);
+			report_bad(BAD_UNIT, 0, t * SECTOR, NULL, found[t], 0, 0, why);
+			found[t] = UINT64_MAX; /* report each sector once */
+		}
+	}
+}
+
 static int cmd_verify(void)
 {
 	if (!o.log || (!o.target == !o.dir)) {
@@ -936,6 +978,8 @@ static int cmd_verify(void)
 			fprintf(stderr, "crashtool: reading %s: %s\n", o.target, strerror(-err));
 			return EXIT_IO;
 		}
+		if (o.atomic)
+			check_units();
 	} else {
 		int dfd = open(o.dir, O_RDONLY | O_DIRECTORY);
 		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -1004,10 +1048,11 @@ static int cmd_verify(void)
 	       " acked_writes=%" PRIu64 " at_ack=%" PRIu64 " newer_than_ack=%" PRIu64
 	       " unacked_new=%" PRIu64 " old=%" PRIu64 " zero=%" PRIu64 " files=%" PRIu64
 	       " bad=%" PRIu64 " (torn=%" PRIu64 " misplaced=%" PRIu64 " lost=%" PRIu64
-	       " unknown=%" PRIu64 " file=%" PRIu64 ")\n",
+	       " unknown=%" PRIu64 " file=%" PRIu64 " torn_unit=%" PRIu64 ")\n",
 	       v.bad ? "FAILED" : "OK", v.bytes, v.sectors, nwrites, acked_writes, v.at_ack,
 	       v.newer, v.unacked_new, v.old, v.zero, v.files_seen, v.bad, v.nbad[BAD_TORN],
-	       v.nbad[BAD_MISPLACED], v.nbad[BAD_LOST], v.nbad[BAD_UNKNOWN], v.nbad[BAD_FILE]);
+	       v.nbad[BAD_MISPLACED], v.nbad[BAD_LOST], v.nbad[BAD_UNKNOWN], v.nbad[BAD_FILE],
+	       v.nbad[BAD_UNIT]);
 	if (v.bad)
 		return EXIT_MISMATCH;
 	if (found && o.state_out && save_state(o.state_out, found, v.size / SECTOR) < 0)
@@ -1079,6 +1124,8 @@ static void usage(FILE *fp)
 		"  --state-out OUT  write what this verification found\n"
 		"  --ack MODE       fsync (default), direct (also completed O_DIRECT writes), all\n"
 		"  --max-report N   print at most N bad sectors (20)\n"
+		"  --atomic N       disk mode: an O_DIRECT write is all or nothing inside each\n"
+		"                   N-byte aligned unit (a power-cut disk's atomic write unit)\n"
 		"exit: 0 ok, 1 verification failed, 2 usage or bad log, 3 I/O error\n");
 }
 
@@ -1095,7 +1142,7 @@ int main(int argc, char **argv)
 		{ "sync-pct", required_argument, 0, 'Y' }, { "create-pct", required_argument, 0, 'C' },
 		{ "seq-pct", required_argument, 0, 'Q' }, { "log-sync", required_argument, 0, 'L' },
 		{ "ack", required_argument, 0, 'a' }, { "max-report", required_argument, 0, 'm' },
-		{ "quiet", no_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "quiet", no_argument, 0, 'q' }, { "atomic", required_argument, 0, 'A' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 },
 	};
 	int c;
 
@@ -1144,6 +1191,13 @@ int main(int argc, char **argv)
 			break;
 		case 'm': o.max_report = atoi(optarg); break;
 		case 'q': o.quiet = true; break;
+		case 'A':
+			if (parse_size(optarg, &o.atomic) < 0 || o.atomic < SECTOR ||
+			    o.atomic % SECTOR) {
+				fprintf(stderr, "crashtool: bad --atomic '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}

@@ -14,8 +14,9 @@ dd if="$T/src" of="$MNT/disk" bs=1M seek=4 conv=notrunc,fsync status=none || fai
 assert_eq "$($P "$MNT/disk" write 33554433 100000 7 write 40000001 5 8 fdatasync)" \
 	"$(printf '100000\n5\n0')" "pwrite + fdatasync"
 
-# Unsynchronised writes keep going elsewhere while the daemon dies.
-(while dd if=/dev/urandom of="$MNT/disk" bs=64k seek=800 count=200 conv=notrunc \
+# Unsynchronised writes keep going elsewhere while the daemon dies. nocreat: once the dead
+# mount is detached, a dd must fail, not write a new file into the mountpoint directory.
+(while dd if=/dev/urandom of="$MNT/disk" bs=64k seek=800 count=200 conv=notrunc,nocreat \
 	oflag=direct 2>/dev/null; do :; done) &
 bg=$!
 sleep 0.3

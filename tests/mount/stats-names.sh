@@ -3,7 +3,7 @@
 # Every name in MOUNTPOINT/stats is documented in the stats table (README.md once it holds the
 # table, else doc/stats.md), every documented name is present (patterns such as
 # `{read,write}_bios` expanded), no name repeats, and every line is a comment, a blank line or
-# `name value` with an integer value (a word for stop_reason).
+# `name value` with an integer value (a word for stop_reason and fuse_transport).
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 
@@ -33,6 +33,7 @@ stats_save "$T/stats"
 bad=$(awk '/^#/ || NF == 0 { next }
 	NF != 2 { print; next }
 	$1 == "stop_reason" { if ($2 !~ /^[a-z]+$/) print; next }
+	$1 == "fuse_transport" { if ($2 !~ /^(classic|io_uring)$/) print; next }
 	$2 !~ /^-?[0-9]+$/ { print }' "$T/stats")
 [ -z "$bad" ] || fail "malformed stats lines: $bad"
 awk '!/^#/ && NF { print $1 }' "$T/stats" >"$T/names"

@@ -36,8 +36,7 @@ assert_gt "$last" "$first" "write_bytes moved during the reads"
 kill -0 $fio_pid 2>/dev/null || fail "the writer ended before the reads: the disk was not saturated"
 grep -q "^data_parked" "$T/s20" && log "parked: $(snap_get "$T/s20" data_parked)"
 "$PLUGDISK" ctl "$MNT" 'start' >/dev/null || fail "a control command did not answer"
-kill $fio_pid 2>/dev/null
-wait $fio_pid 2>/dev/null || true
-pd_wait_idle
-assert_identities
+# Stopping lifts the limits: the queued writes complete at the backing store's speed, and the
+# parked ones with them.
 pd_stop
+wait $fio_pid 2>/dev/null || true

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # mount.threads: the daemon runs that many FUSE receive threads (named plugdisk-fuse), a
-# concurrent load is spread over them, and data verifies with one thread as with many.
+# concurrent load is spread over them (on io_uring: carried by one plugdisk-ring thread per
+# queue instead), and data verifies with one thread as with many.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_loop
@@ -13,6 +14,14 @@ receive_threads() {
 	local d
 	for d in /proc/"$1"/task/*; do
 		[ "$(cat "$d/comm" 2>/dev/null)" = plugdisk-fuse ] && basename "$d"
+	done
+}
+
+# ring_threads PID: TIDs of the daemon's FUSE io_uring queue threads.
+ring_threads() {
+	local d
+	for d in /proc/"$1"/task/*; do
+		[[ "$(cat "$d/comm" 2>/dev/null)" == plugdisk-ring* ]] && basename "$d"
 	done
 }
 
@@ -38,12 +47,20 @@ for n in 1 8; do
 	pd_start -s 32M --set mount.threads=$n
 	assert_eq "$(receive_threads "$PD_PID" | wc -l)" "$n" "receive threads with mount.threads=$n"
 	verify_load
-	busy=$(busy_threads "$PD_PID" 20)
-	log "mount.threads=$n: $busy receive thread(s) served requests"
-	if [ "$n" = 1 ]; then
-		assert_eq "$busy" 1 "busy receive threads with one"
+	if [ "$PLUGDISK_TRANSPORT" = io_uring ]; then
+		# The rings carry the requests, one thread per queue; the receive threads only
+		# see FUSE_INIT, interrupts and forgets.
+		assert_eq "$(ring_threads "$PD_PID" | wc -l)" "$(stat_get fuse_ring_queues)" \
+			"ring threads, one per queue"
+		assert_gt "$(stat_get fuse_ring_requests)" 4096 "requests through the rings"
 	else
-		assert_gt "$busy" 1 "busy receive threads under iodepth 32"
+		busy=$(busy_threads "$PD_PID" 20)
+		log "mount.threads=$n: $busy receive thread(s) served requests"
+		if [ "$n" = 1 ]; then
+			assert_eq "$busy" 1 "busy receive threads with one"
+		else
+			assert_gt "$busy" 1 "busy receive threads under iodepth 32"
+		fi
 	fi
 	assert_identities
 	assert_eq "$(stat_get write_errors)" 0 "write_errors"

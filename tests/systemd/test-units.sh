@@ -15,8 +15,12 @@ require_cmd systemd-analyze make
 # finds an executable there. B= reuses the build that made $PLUGDISK (nothing is rebuilt).
 D=$T/root
 bindir=$(dirname "$PLUGDISK")
+# B= as the Makefile spells it (relative to the tree when the build is inside it): a build
+# dir spelt another way would write dependency files that later builds do not match.
+bdir=$(realpath --relative-to="$TOP" "$bindir")
+case $bdir in ../*) bdir=$bindir ;; esac
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" --no-print-directory install DESTDIR="$D" PREFIX=/usr/local BINDIR="$bindir" \
-	B="$bindir" >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; fail "make install failed"; }
+	B="$bdir" >"$T/install.log" 2>&1 || { cat "$T/install.log" >&2; fail "make install failed"; }
 U=$T/units
 mkdir -p "$U"
 cp "$D/usr/local/lib/systemd/system/plugdisk@.service" "$U/"

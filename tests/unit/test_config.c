@@ -222,11 +222,48 @@ END_TEST
 START_TEST(test_unknown_group_and_top_level_scalar)
 {
 	expect_file_error("\nqueu = { nomerges = 1; };\n",
-			  "2: queu: unknown key (groups are disk, mount, queue, controller, backend)");
+			  "2: queu: unknown key (groups are disk, mount, queue, controller, backend, cache)");
 	expect_file_error("nomerges = 1;\n",
-			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, backend)");
+			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, backend, cache)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
+}
+END_TEST
+
+/* cache.*: words, a power of two, sizes; each refusal names the key and the place. */
+START_TEST(test_cache_keys)
+{
+	struct pd_config c;
+	const char *path;
+	char *sets[] = { (char *)"cache.flush=ignore", (char *)"cache.atomic_write=16384" };
+
+	ck_assert_int_eq(load_text("cache = {\n mode = \"writeback\";\n powercut = \"tear\";\n"
+				   " size = \"32M\"; destage_rate = 0; };\n",
+				   sets, 2, &c, &path), 0);
+	ck_assert_uint_eq(c.cache.mode, CACHE_MODE_WRITEBACK);
+	ck_assert_uint_eq(c.cache.powercut, CACHE_CUT_TEAR);
+	ck_assert_uint_eq(c.cache.flush, CACHE_FLUSH_IGNORE);
+	ck_assert_uint_eq(c.cache.atomic_write, 16384);
+	ck_assert_uint_eq(c.cache.size, 32ull << 20);
+	ck_assert_uint_eq(c.cache.destage_rate, 0);
+	conf_free(&c);
+	expect_file_error("cache = {\n\n mode = \"wb\"; };\n",
+			  "3: cache.mode: must be one of none, writeback (got \"wb\")");
+	expect_file_error("cache = { powercut = 2; };\n",
+			  "1: cache.powercut: expected a string, got an integer");
+	expect_set_error("cache.atomic_write=4000",
+			 "--set cache.atomic_write=4000: cache.atomic_write: must be a power of two "
+			 "(got 4000)");
+	expect_set_error("cache.atomic_write=32768",
+			 "--set cache.atomic_write=32768: cache.atomic_write: must be between 512 and "
+			 "16384 (got 32768)");
+	expect_set_error("cache.size=1M",
+			 "--set cache.size=1M: cache.size: must be between 16M and 64G (got 1M)");
+	expect_file_error("cache = {\n log = \"/tmp/w.log\"; };\n",
+			  "2: cache.log: needs cache.mode = \"writeback\"");
+	expect_set_error("cache.flush=sometimes",
+			 "--set cache.flush=sometimes: cache.flush: must be one of honour, ignore "
+			 "(got \"sometimes\")");
 }
 END_TEST
 
@@ -556,12 +593,64 @@ START_TEST(test_print_round_trip)
 }
 END_TEST
 
+/* The faults list: from the file, replaced by --set, each string checked by the core, and
+ * printed back so that it loads again. */
+START_TEST(test_faults_list)
+{
+	struct pd_config c, d;
+	char *sets[] = { S("faults=op=read error=EIO; ;lie seed=3") };
+	char *empty[] = { S("faults=") };
+	char *text;
+	const char *path;
+
+	ck_assert_int_eq(load_text("faults = ( \"op=write offset=1M len=64K error=EIO every=3 "
+				   "seed=42\", \"latency=exp:2ms\" );\n",
+				   NULL, 0, &c, NULL), 0);
+	ck_assert_uint_eq(c.faults.n, 2);
+	ck_assert_str_eq(c.faults.spec[1], "latency=exp:2ms");
+	text = print_to_string(&c);
+	path = write_conf(text, 0600);
+	ck_assert_int_eq(conf_load(path, NULL, 0, &d, err, sizeof(err)), 0);
+	ck_assert_uint_eq(d.faults.n, 2);
+	ck_assert_str_eq(d.faults.spec[0], c.faults.spec[0]);
+	free(text);
+	conf_free(&d);
+	conf_free(&c);
+
+	ck_assert_int_eq(load_text("faults = ( \"error=EIO\" );\n", sets, 1, &c, NULL), 0);
+	ck_assert_uint_eq(c.faults.n, 2); /* --set replaced the file's list; blanks skipped */
+	ck_assert_str_eq(c.faults.spec[0], "op=read error=EIO");
+	ck_assert_str_eq(c.faults.spec[1], "lie seed=3");
+	conf_free(&c);
+	ck_assert_int_eq(load_text("faults = ( \"error=EIO\" );\n", empty, 1, &c, NULL), 0);
+	ck_assert_uint_eq(c.faults.n, 0);
+	conf_free(&c);
+}
+END_TEST
+
+START_TEST(test_faults_refused)
+{
+	expect_file_error("faults = ( \"error=EIO\",\n \"op=write error=EBOGUS\" );\n",
+			  "2: faults[1]: error: unknown errno \"EBOGUS\" (EIO, ENOSPC, ETIMEDOUT, "
+			  "EROFS, ...)");
+	expect_file_error("faults = ( 5 );\n", "1: faults[0]: expected a string, got an integer");
+	expect_file_error("faults = \"error=EIO\";\n",
+			  "1: faults: expected a list of strings ( \"...\" ), got a string");
+	expect_set_error("faults=error=EIO; latency=5",
+			 "--set faults=error=EIO; latency=5: faults[1]: latency: expected DURATION, "
+			 "uniform:MIN:MAX, exp:MEAN or pareto:SCALE:ALPHA, durations with ns/us/ms/s "
+			 "(got \"5\")");
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
 	TCase *tc = tcase_create("config");
 
 	tcase_add_test(tc, test_defaults_without_file);
+	tcase_add_test(tc, test_faults_list);
+	tcase_add_test(tc, test_faults_refused);
 	tcase_add_test(tc, test_example_file_loads_with_defaults);
 	tcase_add_test(tc, test_sizes_with_suffixes);
 	tcase_add_test(tc, test_set_overrides_file);
@@ -590,6 +679,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file_is_errno);
 	tcase_add_test(tc, test_error_leaves_out_untouched);
 	tcase_add_test(tc, test_print_round_trip);
+	tcase_add_test(tc, test_cache_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,787 @@
+// SPDX-License-Identifier: MIT
+/* The words of an injected fault: parsing them into a struct fault_spec and writing a spec
+ * back as words that parse to the same fault (core/fault.h). Plain data, no locks. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/clock.h"
+#include "core/fault.h"
+
+/* ---- errno names ---- */
+
+static const struct {
+	const char *name;
+	int e;
+} errno_names[] = {
+	{ "EIO", EIO },		{ "ENOSPC", ENOSPC },	  { "ETIMEDOUT", ETIMEDOUT },
+	{ "EROFS", EROFS },	{ "EREMOTEIO", EREMOTEIO }, { "ENOMEM", ENOMEM },
+	{ "EAGAIN", EAGAIN },	{ "EINVAL", EINVAL },	  { "EPERM", EPERM },
+	{ "EACCES", EACCES },	{ "ENODATA", ENODATA },	  { "EILSEQ", EILSEQ },
+	{ "EBADMSG", EBADMSG }, { "ENOLINK", ENOLINK },	  { "ENXIO", ENXIO },
+	{ "ENODEV", ENODEV },	{ "EOVERFLOW", EOVERFLOW }, { "EFBIG", EFBIG },
+	{ "EDQUOT", EDQUOT },	{ "EBUSY", EBUSY },	  { "ECANCELED", ECANCELED },
+	{ "EPROTO", EPROTO },	{ "EOPNOTSUPP", EOPNOTSUPP }, { "ECONNRESET", ECONNRESET },
+	{ "ENOTCONN", ENOTCONN }, { "ESHUTDOWN", ESHUTDOWN }, { "EMEDIUMTYPE", EMEDIUMTYPE },
+	{ "ENOMEDIUM", ENOMEDIUM }, { "EUCLEAN", EUCLEAN }, { "EHWPOISON", EHWPOISON },
+};
+
+#define NR_ERRNO_NAMES (sizeof(errno_names) / sizeof(errno_names[0]))
+
+const char *fault_errno_name(int e)
+{
+	for (size_t i = 0; i < NR_ERRNO_NAMES; i++)
+		if (errno_names[i].e == e)
+			return errno_names[i].name;
+	return NULL;
+}
+
+int fault_parse_errno(const char *s, int *out)
+{
+	char *end;
+	long v;
+
+	for (size_t i = 0; i < NR_ERRNO_NAMES; i++) {
+		if (!strcasecmp(s, errno_names[i].name)) {
+			*out = errno_names[i].e;
+			return 0;
+		}
+	}
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	v = strtol(s, &end, 10);
+	/* Only errnos of the table: ENOSYS, for one, would tell the kernel's FUSE client that
+	 * fsync is not implemented, and it would stop sending flushes for good. */
+	if (*end || !fault_errno_name((int)v))
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+/* ---- parsing ---- */
+
+static void put_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void put_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	if (*s)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Bytes: an integer with an optional binary K/M/G/T suffix. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	char num[32];
+	size_t n = strlen(s);
+	unsigned int shift = 0;
+	uint64_t v;
+	int ret;
+
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n + 1);
+	switch (toupper((unsigned char)num[n - 1])) {
+	case 'K': shift = 10; break;
+	case 'M': shift = 20; break;
+	case 'G': shift = 30; break;
+	case 'T': shift = 40; break;
+	}
+	if (shift)
+		num[n - 1] = '\0';
+	ret = parse_u64(num, &v);
+	if (ret)
+		return ret;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+#define FAULT_MAX_DURATION_NS (3600ull * NSEC_PER_SEC)
+
+/* A duration: an integer with a unit, ns, us, ms or s; at most an hour. */
+static int parse_duration(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		uint64_t ns;
+	} units[] = { { "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC }, { "s", NSEC_PER_SEC } };
+	const char *u = s;
+	char num[32];
+	uint64_t v;
+
+	while (isdigit((unsigned char)*u))
+		u++;
+	if (u == s || (size_t)(u - s) >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, (size_t)(u - s));
+	num[u - s] = '\0';
+	if (parse_u64(num, &v))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(u, units[i].unit))
+			continue;
+		if (v > FAULT_MAX_DURATION_NS / units[i].ns)
+			return -ERANGE;
+		*out = v * units[i].ns;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* A probability: a decimal in (0, 1], or a percentage "0.5%". */
+static int parse_prob(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)*s) && *s != '.')
+		return -EINVAL;
+	v = strtod(s, &end);
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end || !(v > 0) || v > 1)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_ops(const char *s, unsigned int *ops)
+{
+	char buf[64], *tok, *save;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	*ops = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int op;
+
+		if (!strcmp(tok, "any")) {
+			*ops |= (1u << BIO_OP_NR) - 1;
+			continue;
+		}
+		for (op = 0; op < BIO_OP_NR; op++)
+			if (!strcmp(tok, bio_op_name[op]))
+				break;
+		if (op == BIO_OP_NR)
+			return -EINVAL;
+		*ops |= 1u << op;
+	}
+	return *ops ? 0 : -EINVAL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "N,M-P,...": block numbers, sorted and made distinct into spec->badblocks. */
+static int parse_badblocks(const char *s, struct fault_spec *spec, char *err, size_t errlen)
+{
+	char *buf = strdup(s), *tok, *save;
+	uint64_t *v = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+
+		if (dash)
+			*dash = '\0';
+		if (parse_u64(tok, &lo) || (dash ? parse_u64(dash + 1, &hi) : (hi = lo, 0)) ||
+		    hi < lo) {
+			put_err(err, errlen, "badblocks: expected N or N-M (got \"%s\")", s);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (hi - lo >= FAULT_MAX_BADBLOCKS || n + (hi - lo) + 1 > FAULT_MAX_BADBLOCKS) {
+			put_err(err, errlen, "badblocks: more than %u blocks", FAULT_MAX_BADBLOCKS);
+			ret = -EINVAL;
+			goto out;
+		}
+		for (uint64_t b = lo;; b++) {
+			if (n == cap) {
+				uint64_t *nv;
+
+				cap = cap ? cap * 2 : 64;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				v = nv;
+			}
+			v[n++] = b;
+			if (b == hi)
+				break;
+		}
+	}
+	if (!n) {
+		put_err(err, errlen, "badblocks: empty list");
+		ret = -EINVAL;
+		goto out;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	{
+		size_t j = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!j || v[j - 1] != v[i])
+				v[j++] = v[i];
+		n = j;
+	}
+	spec->badblocks = v;
+	spec->nbad = n;
+	v = NULL;
+out:
+	free(v);
+	free(buf);
+	return ret;
+}
+
+/* latency=DUR | uniform:DUR:DUR | exp:DUR | pareto:DUR:ALPHA */
+static int parse_latency(const char *s, struct fault_spec *spec)
+{
+	char buf[96], *a, *b;
+
+	if (strlen(s) >= sizeof(buf))
+		return -EINVAL;
+	strcpy(buf, s);
+	a = strchr(buf, ':');
+	if (!a) {
+		spec->dist = FAULT_DIST_FIXED;
+		return parse_duration(buf, &spec->lat_a_ns) ? -EINVAL : 0;
+	}
+	*a++ = '\0';
+	b = strchr(a, ':');
+	if (b)
+		*b++ = '\0';
+	if (!strcmp(buf, "uniform")) {
+		spec->dist = FAULT_DIST_UNIFORM;
+		if (!b || parse_duration(a, &spec->lat_a_ns) || parse_duration(b, &spec->lat_b_ns) ||
+		    spec->lat_b_ns < spec->lat_a_ns)
+			return -EINVAL;
+		return 0;
+	}
+	if (!strcmp(buf, "exp")) {
+		spec->dist = FAULT_DIST_EXP;
+		return b || parse_duration(a, &spec->lat_a_ns) || !spec->lat_a_ns ? -EINVAL : 0;
+	}
+	if (!strcmp(buf, "pareto")) {
+		char *end;
+
+		spec->dist = FAULT_DIST_PARETO;
+		if (!b || parse_duration(a, &spec->lat_a_ns) || !spec->lat_a_ns)
+			return -EINVAL;
+		spec->shape = strtod(b, &end);
+		if (*end || !(spec->shape >= 0.1) || spec->shape > 100)
+			return -EINVAL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+#define DEFAULT_LAT_MAX_NS (10 * NSEC_PER_SEC)
+
+int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_t errlen)
+{
+	char *buf, *tok, *save;
+	bool has_op = false, has_trigger = false, has_error = false, has_bits = false;
+	bool has_timeout = false, has_blksz = false, has_spike_prob = false, has_max = false;
+	const char *effect_word = NULL;
+	int ret = -EINVAL, neffects = 0;
+
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = (1u << BIO_OP_NR) - 1;
+	spec->bits = 1;
+	spec->blksz = 512;
+	spec->lat_max_ns = DEFAULT_LAT_MAX_NS;
+	if (strlen(text) >= FAULT_SPEC_LEN) {
+		put_err(err, errlen, "fault too long (at most %d characters)", FAULT_SPEC_LEN - 1);
+		return -EINVAL;
+	}
+	buf = strdup(text);
+	if (!buf) {
+		put_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		char *val = strchr(tok, '=');
+		const char *key = tok;
+
+		if (val)
+			*val++ = '\0';
+#define NEED_VAL()                                                                                \
+	do {                                                                                      \
+		if (!val || !*val) {                                                              \
+			put_err(err, errlen, "%s: needs a value (%s=...)", key, key);             \
+			goto out;                                                                 \
+		}                                                                                 \
+	} while (0)
+#define BAD(...)                                                                                  \
+	do {                                                                                      \
+		put_err(err, errlen, __VA_ARGS__);                                                \
+		goto out;                                                                         \
+	} while (0)
+		if (!strcmp(key, "op")) {
+			NEED_VAL();
+			if (parse_ops(val, &spec->ops))
+				BAD("op: expected read, write, flush, discard or any, comma separated "
+				    "(got \"%s\")", val);
+			has_op = true;
+		} else if (!strcmp(key, "offset")) {
+			NEED_VAL();
+			if (parse_size(val, &spec->offset))
+				BAD("offset: expected bytes with an optional K/M/G/T (got \"%s\")", val);
+		} else if (!strcmp(key, "len")) {
+			NEED_VAL();
+			if (parse_size(val, &spec->len) || !spec->len)
+				BAD("len: expected bytes > 0 with an optional K/M/G/T (got \"%s\")", val);
+		} else if (!strcmp(key, "error")) {
+			NEED_VAL();
+			if (fault_parse_errno(val, &spec->error))
+				BAD("error: unknown errno \"%s\" (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
+			has_error = true;
+		} else if (!strcmp(key, "lie")) {
+			if (val)
+				BAD("lie: takes no value");
+			spec->effect = FAULT_LIE;
+			effect_word = key;
+			neffects++;
+		} else if (!strcmp(key, "corrupt")) {
+			NEED_VAL();
+			if (!strcmp(val, "flip"))
+				spec->corrupt = FAULT_CORRUPT_FLIP;
+			else if (!strcmp(val, "zero"))
+				spec->corrupt = FAULT_CORRUPT_ZERO;
+			else
+				BAD("corrupt: expected flip or zero (got \"%s\")", val);
+			spec->effect = FAULT_CORRUPT;
+			effect_word = key;
+			neffects++;
+		} else if (!strcmp(key, "bits")) {
+			uint64_t v;
+
+			NEED_VAL();
+			if (parse_u64(val, &v) || !v || v > 4096)
+				BAD("bits: expected 1..4096 (got \"%s\")", val);
+			spec->bits = (uint32_t)v;
+			has_bits = true;
+		} else if (!strcmp(key, "latency")) {
+			NEED_VAL();
+			if (parse_latency(val, spec))
+				BAD("latency: expected DURATION, uniform:MIN:MAX, exp:MEAN or "
+				    "pareto:SCALE:ALPHA, durations with ns/us/ms/s (got \"%s\")", val);
+			spec->effect = FAULT_LATENCY;
+			effect_word = key;
+			neffects++;
+		} else if (!strcmp(key, "max")) {
+			NEED_VAL();
+			if (parse_duration(val, &spec->lat_max_ns) || !spec->lat_max_ns)
+				BAD("max: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+			has_max = true;
+		} else if (!strcmp(key, "spike")) {
+			NEED_VAL();
+			if (parse_duration(val, &spec->spike_ns) || !spec->spike_ns)
+				BAD("spike: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+		} else if (!strcmp(key, "spike_prob")) {
+			NEED_VAL();
+			if (parse_prob(val, &spec->spike_prob))
+				BAD("spike_prob: expected a probability in (0, 1] or a percentage "
+				    "(got \"%s\")", val);
+			has_spike_prob = true;
+		} else if (!strcmp(key, "stall")) {
+			if (val)
+				BAD("stall: takes no value (timeout=DURATION sets a timeout)");
+			spec->effect = FAULT_STALL;
+			effect_word = key;
+			neffects++;
+		} else if (!strcmp(key, "timeout")) {
+			NEED_VAL();
+			if (parse_duration(val, &spec->timeout_ns) || !spec->timeout_ns)
+				BAD("timeout: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+			has_timeout = true;
+		} else if (!strcmp(key, "badblocks")) {
+			NEED_VAL();
+			if (spec->badblocks)
+				BAD("badblocks: given twice");
+			ret = parse_badblocks(val, spec, err, errlen);
+			if (ret) {
+				if (ret == -ENOMEM)
+					put_err(err, errlen, "out of memory");
+				goto out;
+			}
+			ret = -EINVAL;
+			spec->effect = FAULT_DUST;
+			effect_word = key;
+			neffects++;
+		} else if (!strcmp(key, "blksz")) {
+			uint64_t v;
+
+			NEED_VAL();
+			if (parse_size(val, &v) || v < 512 || v > 1024 * 1024 || (v & (v - 1)))
+				BAD("blksz: expected a power of two from 512 to 1M (got \"%s\")", val);
+			spec->blksz = (uint32_t)v;
+			has_blksz = true;
+		} else if (!strcmp(key, "prob")) {
+			NEED_VAL();
+			if (parse_prob(val, &spec->prob))
+				BAD("prob: expected a probability in (0, 1] or a percentage (got \"%s\")",
+				    val);
+			has_trigger = true;
+		} else if (!strcmp(key, "every")) {
+			NEED_VAL();
+			if (parse_u64(val, &spec->every) || !spec->every)
+				BAD("every: expected an integer >= 1 (got \"%s\")", val);
+			has_trigger = true;
+		} else if (!strcmp(key, "first")) {
+			NEED_VAL();
+			if (parse_u64(val, &spec->first) || !spec->first)
+				BAD("first: expected an integer >= 1 (got \"%s\")", val);
+			has_trigger = true;
+		} else if (!strcmp(key, "after")) {
+			NEED_VAL();
+			if (isdigit((unsigned char)val[strlen(val) - 1])) {
+				if (parse_u64(val, &spec->after))
+					BAD("after: expected a request count or a duration with "
+					    "ns/us/ms/s (got \"%s\")", val);
+			} else if (parse_duration(val, &spec->after_ns)) {
+				BAD("after: expected a request count or a duration with ns/us/ms/s "
+				    "(got \"%s\")", val);
+			}
+			has_trigger = true;
+		} else if (!strcmp(key, "seed")) {
+			NEED_VAL();
+			if (parse_u64(val, &spec->seed))
+				BAD("seed: expected an unsigned 64-bit integer (got \"%s\")", val);
+			spec->has_seed = true;
+		} else {
+			BAD("unknown word \"%s\"", key);
+		}
+#undef NEED_VAL
+#undef BAD
+	}
+
+	if (has_error && (!neffects || spec->effect == FAULT_STALL || spec->effect == FAULT_DUST)) {
+		if (!neffects) {
+			spec->effect = FAULT_ERROR;
+			effect_word = "error";
+			neffects++;
+		}
+	} else if (has_error) {
+		put_err(err, errlen, "error= does not go with %s", effect_word);
+		goto out;
+	}
+	if (neffects != 1) {
+		put_err(err, errlen, neffects ? "more than one effect (%s and another)"
+					      : "no effect: give error=, lie, corrupt=, latency=, "
+						"stall or badblocks=%s",
+			effect_word ? effect_word : "");
+		goto out;
+	}
+	if (spec->effect == FAULT_DUST) {
+		if (!has_error)
+			spec->error = EIO;
+		if (has_op || spec->offset || spec->len || has_trigger) {
+			put_err(err, errlen, "badblocks: its blocks are its match and trigger "
+					     "(no op=, offset=, len=, prob=, every=, first=, after=)");
+			goto out;
+		}
+	} else if (has_blksz) {
+		put_err(err, errlen, "blksz= goes with badblocks= only");
+		goto out;
+	}
+	if (spec->effect == FAULT_LIE) {
+		if (!has_op)
+			spec->ops = 1u << BIO_OP_WRITE;
+		if (spec->ops != 1u << BIO_OP_WRITE) {
+			put_err(err, errlen, "lie: acts on writes only (op=write)");
+			goto out;
+		}
+	}
+	if (spec->effect == FAULT_CORRUPT) {
+		if (!has_op)
+			spec->ops = (1u << BIO_OP_READ) | (1u << BIO_OP_WRITE);
+		if (spec->ops & ~((1u << BIO_OP_READ) | (1u << BIO_OP_WRITE))) {
+			put_err(err, errlen, "corrupt: acts on reads and writes only");
+			goto out;
+		}
+	} else if (has_bits) {
+		put_err(err, errlen, "bits= goes with corrupt=flip only");
+		goto out;
+	}
+	if (spec->effect == FAULT_CORRUPT && spec->corrupt == FAULT_CORRUPT_ZERO && has_bits) {
+		put_err(err, errlen, "bits= goes with corrupt=flip only");
+		goto out;
+	}
+	if (spec->effect != FAULT_LATENCY && (spec->spike_ns || has_spike_prob || has_max)) {
+		put_err(err, errlen, "spike=, spike_prob= and max= go with latency= only");
+		goto out;
+	}
+	if (!spec->spike_ns != !has_spike_prob) {
+		put_err(err, errlen, "spike= and spike_prob= go together");
+		goto out;
+	}
+	if (spec->effect != FAULT_STALL && has_timeout) {
+		put_err(err, errlen, "timeout= goes with stall only");
+		goto out;
+	}
+	if (spec->effect == FAULT_STALL && has_error && !has_timeout) {
+		put_err(err, errlen, "stall: error= is what a timeout returns: give timeout= too");
+		goto out;
+	}
+	if (spec->len && spec->offset > UINT64_MAX - spec->len) {
+		put_err(err, errlen, "offset + len overflows");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	if (ret)
+		fault_spec_free(spec);
+	return ret;
+}
+
+void fault_spec_free(struct fault_spec *spec)
+{
+	free(spec->badblocks);
+	spec->badblocks = NULL;
+	spec->nbad = 0;
+}
+
+/* ---- formatting ---- */
+
+struct sbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->p && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = (b->cap ? b->cap : 128);
+			char *np;
+
+			while (cap <= b->len + (size_t)n)
+				cap *= 2;
+			np = realloc(b->p, cap);
+			if (!np) {
+				b->oom = true;
+				return;
+			}
+			b->p = np;
+			b->cap = cap;
+		}
+	}
+}
+
+static void sb_duration(struct sbuf *b, uint64_t ns)
+{
+	if (ns && !(ns % NSEC_PER_SEC))
+		sb_printf(b, "%" PRIu64 "s", (uint64_t)(ns / NSEC_PER_SEC));
+	else if (ns && !(ns % NSEC_PER_MSEC))
+		sb_printf(b, "%" PRIu64 "ms", (uint64_t)(ns / NSEC_PER_MSEC));
+	else if (ns && !(ns % NSEC_PER_USEC))
+		sb_printf(b, "%" PRIu64 "us", (uint64_t)(ns / NSEC_PER_USEC));
+	else
+		sb_printf(b, "%" PRIu64 "ns", ns);
+}
+
+static void sb_errno(struct sbuf *b, int e)
+{
+	const char *n = fault_errno_name(e);
+
+	if (n)
+		sb_printf(b, "%s", n);
+	else
+		sb_printf(b, "%d", e);
+}
+
+static void spec_format(struct sbuf *b, const struct fault_spec *s)
+{
+	const unsigned int all = (1u << BIO_OP_NR) - 1;
+
+	if (s->effect != FAULT_DUST) {
+		if (s->ops == all) {
+			sb_printf(b, "op=any");
+		} else {
+			const char *sep = "op=";
+
+			for (int op = 0; op < BIO_OP_NR; op++) {
+				if (s->ops & (1u << op)) {
+					sb_printf(b, "%s%s", sep, bio_op_name[op]);
+					sep = ",";
+				}
+			}
+		}
+		if (s->offset)
+			sb_printf(b, " offset=%" PRIu64, s->offset);
+		if (s->len)
+			sb_printf(b, " len=%" PRIu64, s->len);
+		sb_printf(b, " ");
+	}
+	switch (s->effect) {
+	case FAULT_ERROR:
+		sb_printf(b, "error=");
+		sb_errno(b, s->error);
+		break;
+	case FAULT_LIE:
+		sb_printf(b, "lie");
+		break;
+	case FAULT_CORRUPT:
+		if (s->corrupt == FAULT_CORRUPT_ZERO)
+			sb_printf(b, "corrupt=zero");
+		else
+			sb_printf(b, "corrupt=flip bits=%" PRIu32, s->bits);
+		break;
+	case FAULT_LATENCY:
+		sb_printf(b, "latency=");
+		switch (s->dist) {
+		case FAULT_DIST_FIXED:
+			sb_duration(b, s->lat_a_ns);
+			break;
+		case FAULT_DIST_UNIFORM:
+			sb_printf(b, "uniform:");
+			sb_duration(b, s->lat_a_ns);
+			sb_printf(b, ":");
+			sb_duration(b, s->lat_b_ns);
+			break;
+		case FAULT_DIST_EXP:
+			sb_printf(b, "exp:");
+			sb_duration(b, s->lat_a_ns);
+			break;
+		case FAULT_DIST_PARETO:
+			sb_printf(b, "pareto:");
+			sb_duration(b, s->lat_a_ns);
+			sb_printf(b, ":%.17g", s->shape);
+			break;
+		}
+		if (s->lat_max_ns != DEFAULT_LAT_MAX_NS) {
+			sb_printf(b, " max=");
+			sb_duration(b, s->lat_max_ns);
+		}
+		if (s->spike_ns) {
+			sb_printf(b, " spike=");
+			sb_duration(b, s->spike_ns);
+			sb_printf(b, " spike_prob=%.17g", s->spike_prob);
+		}
+		break;
+	case FAULT_STALL:
+		sb_printf(b, "stall");
+		if (s->timeout_ns) {
+			sb_printf(b, " timeout=");
+			sb_duration(b, s->timeout_ns);
+			if (s->error) {
+				sb_printf(b, " error=");
+				sb_errno(b, s->error);
+			}
+		}
+		break;
+	case FAULT_DUST:
+		sb_printf(b, "badblocks=");
+		if (!s->nbad)
+			sb_printf(b, "none");
+		for (size_t i = 0; i < s->nbad;) {
+			size_t j = i;
+
+			while (j + 1 < s->nbad && s->badblocks[j + 1] == s->badblocks[j] + 1)
+				j++;
+			sb_printf(b, "%s%" PRIu64, i ? "," : "", s->badblocks[i]);
+			if (j > i)
+				sb_printf(b, "-%" PRIu64, s->badblocks[j]);
+			i = j + 1;
+		}
+		sb_printf(b, " blksz=%" PRIu32, s->blksz);
+		if (s->error != EIO) {
+			sb_printf(b, " error=");
+			sb_errno(b, s->error);
+		}
+		break;
+	case FAULT_EFFECT_NR:
+		break;
+	}
+	if (s->after_ns) {
+		sb_printf(b, " after=");
+		sb_duration(b, s->after_ns);
+	}
+	if (s->after)
+		sb_printf(b, " after=%" PRIu64, s->after);
+	if (s->every)
+		sb_printf(b, " every=%" PRIu64, s->every);
+	if (s->first)
+		sb_printf(b, " first=%" PRIu64, s->first);
+	if (s->prob > 0)
+		sb_printf(b, " prob=%.17g", s->prob);
+	if (s->has_seed)
+		sb_printf(b, " seed=%" PRIu64, s->seed);
+}
+
+char *fault_spec_format(const struct fault_spec *spec)
+{
+	struct sbuf b = { 0 };
+
+	spec_format(&b, spec);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/* The write cache's log: appending records, and reading them back (see wlog.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/wlog.h"
+
+static int write_all(int fd, struct iovec *iov, int cnt)
+{
+	while (cnt) {
+		ssize_t n = writev(fd, iov, cnt);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (cnt && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
+	}
+	return 0;
+}
+
+int wlog_open(struct wlog *l, const char *path, uint64_t disk_size, uint32_t atomic_write)
+{
+	struct wlog_hdr h = { .version = WLOG_VERSION, .atomic_write = atomic_write,
+			      .disk_size = disk_size };
+	struct iovec iov = { &h, sizeof(h) };
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	memcpy(h.magic, WLOG_MAGIC, sizeof(h.magic));
+	l->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (l->fd < 0) {
+		ret = -errno;
+		log_err("cache.log: open %s: %m", path);
+		return ret;
+	}
+	ret = write_all(l->fd, &iov, 1);
+	if (ret) {
+		log_err("cache.log: write %s: %s", path, strerror(-ret));
+		close(l->fd);
+		l->fd = -1;
+		return ret;
+	}
+	l->path = strdup(path);
+	return 0;
+}
+
+void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t offset,
+		 uint64_t len, const void *data)
+{
+	static const uint8_t zeros[8];
+	struct wlog_rec r = { .type = type, .epoch = epoch, .offset = offset, .len = len };
+	struct iovec iov[3] = { { &r, sizeof(r) } };
+	int cnt = 1, ret;
+
+	if (l->fd < 0 || l->error)
+		return;
+	if (type == WLOG_WRITE) {
+		iov[cnt].iov_base = (void *)data;
+		iov[cnt++].iov_len = len;
+		if (len % 8) {
+			iov[cnt].iov_base = (void *)zeros;
+			iov[cnt++].iov_len = 8 - len % 8;
+		}
+	}
+	ret = write_all(l->fd, iov, cnt);
+	if (ret) {
+		l->error = ret;
+		log_err("cache.log: writev %s: %s; the log stops here", l->path, strerror(-ret));
+	}
+}
+
+void wlog_close(struct wlog *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+	free(l->path);
+	l->path = NULL;
+}
+
+int wlog_reader_open(struct wlog_reader *r, const char *path)
+{
+	memset(r, 0, sizeof(*r));
+	r->f = fopen(path, "rbe");
+	if (!r->f)
+		return -errno;
+	if (fread(&r->hdr, sizeof(r->hdr), 1, r->f) != 1 ||
+	    memcmp(r->hdr.magic, WLOG_MAGIC, sizeof(r->hdr.magic)) ||
+	    r->hdr.version != WLOG_VERSION) {
+		fclose(r->f);
+		r->f = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
+{
+	uint64_t padded;
+
+	if (fread(rec, sizeof(*rec), 1, r->f) != 1)
+		return 0;
+	if (rec->type < WLOG_WRITE || rec->type > WLOG_CUT)
+		return -EINVAL;
+	if (rec->type != WLOG_WRITE)
+		return 1;
+	if (!rec->len || rec->len > (1ull << 32) || rec->offset > r->hdr.disk_size ||
+	    rec->len > r->hdr.disk_size - rec->offset)
+		return -EINVAL;
+	padded = (rec->len + 7) & ~7ull;
+	if (padded > r->cap) {
+		uint8_t *nb = realloc(r->buf, padded);
+
+		if (!nb)
+			return -ENOMEM;
+		r->buf = nb;
+		r->cap = padded;
+	}
+	if (fread(r->buf, 1, padded, r->f) != padded)
+		return 0; /* torn last record */
+	return 1;
+}
+
+void wlog_reader_close(struct wlog_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,1005 @@
+// SPDX-License-Identifier: MIT
+/* FUSE over io_uring under libfuse 3.14: the session's read and writev are ours
+ * (fuse_session_custom_io()), libfuse still decodes requests and builds replies.
+ *
+ * Notes on the design.
+ *
+ * Start. The kernel sends FUSE_INIT on /dev/fuse, where a classic receive thread reads it
+ * through ring_read(), which notes whether the kernel offers FUSE_OVER_IO_URING. libfuse
+ * 3.14 does not know the flag, so ring_writev() adds it to the INIT reply when the rings
+ * were set up before (an accepted flag makes the kernel hold new requests until every queue
+ * has an entry registered, so it is only accepted when registering can follow). Then each
+ * ring thread registers its queue's entries. If a registration fails, the kernel drops the
+ * flag and keeps using /dev/fuse: that is the fallback to the classic transport. The
+ * classic receive threads keep reading /dev/fuse throughout, for interrupts, forgets and
+ * anything sent before the rings were ready.
+ *
+ * Requests. The kernel puts a request in an entry of the queue of the CPU that sent it and
+ * completes the entry's command; the queue's ring thread sees the CQE, rebuilds the request
+ * as libfuse expects it (fuse_in_header, fixed argument, payload: contiguous, the header
+ * copied in front of the payload, which stays where the kernel wrote it) and hands it to
+ * fuse_session_process_buf(). Before that it records the request's unique in held[] for the
+ * entry.
+ *
+ * Replies. Whoever completes a request (the ring thread inline, a backend worker, the timer
+ * thread) calls fuse_reply_*(), which ends in ring_writev(). That looks the unique up in
+ * held[] and claims the entry with a compare-and-swap to 0, so exactly one reply gets it
+ * without a lock; a unique not held belongs to a request read from /dev/fuse and is written
+ * there. The reply goes into the entry's header and payload and is committed with
+ * COMMIT_AND_FETCH, which also gives the entry back for the next request.
+ *
+ * Who commits. The kernel delivers an idle entry's next request through task work of the
+ * thread that submitted the entry's last command. Were a worker to commit, the worker would
+ * be woken just to copy the next request in, and a worker busy in a slow pwritev would hold
+ * it up. So while the ring thread runs, only it submits: the queue's own thread commits its
+ * replies at once, and any other thread pushes the entry on the queue's lock-free list of
+ * replies (q->replies) and, when the list was empty, writes the queue's eventfd, which the
+ * ring thread always has a read of in flight. The ring thread takes the whole list at each
+ * turn of its loop and commits it with one submission: under load, one system call commits
+ * many replies. fuse_ring_commit_waits counts the pushes that had to wake it. Submitting
+ * takes the queue's sq_lock, which is only contended once the ring thread is gone (at stop,
+ * the replies of requests still in flight are committed by whoever sends them).
+ *
+ * The plug. A ring thread has nothing more to submit when its CQ is empty: before it waits
+ * for the next CQE it flushes the queue's plug, as a classic receive thread does before it
+ * blocks in read(). While CQEs are waiting, it does not run backing I/O inline.
+ *
+ * Stop. pd_uring_stop() sets u->stopping and writes each queue's eventfd; the ring thread
+ * sees it at the eventfd's completion and ends. Unmounting ends the connection, which
+ * completes every waiting entry with -ENOTCONN.
+ *
+ * Lock order: u->lock, then a queue's sq_lock (never taken together in practice); neither
+ * is held across a FUSE request's processing. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <linux/fuse.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "core/barrier.h"
+#include "core/log.h"
+#include "daemon/daemon.h"
+#include "daemon/data.h"
+#include "daemon/fuse_uring.h"
+#include "daemon/fuse_uring_abi.h"
+
+#define ENABLE_PARAM "/sys/module/fuse/parameters/enable_uring"
+#define CPU_POSSIBLE "/sys/devices/system/cpu/possible"
+
+/* Room in front of an entry's payload for the request's header and fixed argument, so that
+ * libfuse sees one contiguous request; a page keeps the payload page-aligned. */
+#define RING_ROOM 4096u
+/* user_data of the eventfd read (entries are pointers, never this small). */
+#define EVFD_TAG 1u
+/* How long the start may take: FUSE_INIT and registration. */
+#define READY_TIMEOUT_S 10
+
+enum ring_state {
+	RS_WAIT_INIT,		/* rings set up, FUSE_INIT not answered yet */
+	RS_REGISTERING,		/* FUSE_OVER_IO_URING accepted: the threads register entries */
+	RS_RUNNING,		/* every queue registered */
+	RS_CLASSIC,		/* the kernel did not offer it: /dev/fuse only */
+	RS_FAILED,		/* registering failed: the kernel fell back to /dev/fuse */
+};
+
+struct ring_queue;
+
+struct ring_ent {
+	struct ring_queue *q;
+	unsigned int idx;				/* into u->held */
+	struct pd_fuse_uring_req_header *hdr;		/* iov[0] */
+	char *buf;					/* RING_ROOM, then the payload (iov[1]) */
+	struct iovec iov[2];
+	/* The entry's last command, to submit again after -EAGAIN: written by whoever
+	 * submits it, before the submission, read by the ring thread after the CQE. */
+	unsigned int last_cmd;
+	uint64_t last_commit_id;
+	struct ring_ent *next_reply;	/* on q->replies */
+};
+
+struct ring_queue {
+	struct pd_uring *u;
+	unsigned int qid;
+	struct io_uring ring;		/* CQ: this queue's thread only; SQ: sq_lock */
+	pthread_mutex_t sq_lock;
+	/* Entries whose reply waits to be committed by the ring thread: a LIFO that any thread
+	 * pushes on with a compare-and-swap (release) and the ring thread takes whole with an
+	 * exchange (acquire), which pairs with it. */
+	struct ring_ent *replies;
+	int evfd;			/* written when replies were pushed, or to stop */
+	uint64_t evbuf;			/* the eventfd read's buffer: ring thread */
+	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */
+	bool thread_ok;			/* the thread was started (setup, then read-only) */
+	pthread_t thread;
+	struct ring_ent *ent;		/* [u->depth] */
+};
+
+struct pd_uring {
+	struct pd *pd;
+	struct fuse_session *se;
+	int fd;				/* /dev/fuse */
+	unsigned int nr_queues, depth;	/* read-only after setup */
+	size_t payload_size;		/* bytes per entry's payload, read-only after setup */
+	struct ring_queue *queues;
+	void *mem;			/* every entry's buffers, one mapping */
+	size_t mem_size;
+	/* The unique of the request each entry holds, 0 when none: set by the ring thread
+	 * before it hands the request to libfuse (release), claimed by the reply with a
+	 * compare-and-swap to 0 (acquire), which pairs with it. */
+	uint64_t *held;
+
+	uint64_t init_unique;		/* atomic: FUSE_INIT's unique, 0 until read */
+	int kernel_offers;		/* atomic: FUSE_INIT offered FUSE_OVER_IO_URING */
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* lock: state changed, or stop */
+	enum ring_state state;		/* lock */
+	unsigned int registered;	/* lock: queues with their entries registered */
+	int error;			/* lock: first registration error (-errno) */
+	bool stop;			/* lock */
+	/* atomic: the ring threads stop (set before they are woken) and, once set and the
+	 * threads joined, replies are committed by the thread that sends them. */
+	int stopping;
+	bool logged;			/* setup already logged why io_uring is not used */
+
+	uint64_t requests;		/* atomic: requests received through the rings */
+	uint64_t commit_waits;		/* atomic: replies that had to wake their ring thread */
+};
+
+static void ring_set_state(struct pd_uring *u, enum ring_state st, int error)
+{
+	pthread_mutex_lock(&u->lock);
+	if (u->state == RS_WAIT_INIT || u->state == RS_REGISTERING) {
+		u->state = st;
+		if (error && !u->error)
+			u->error = error;
+	}
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* ---- submitting commands ---- */
+
+/* Fill one command for @e in its queue's SQ. sq_lock held. 0 or -EBUSY. */
+static int ring_prep(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
+{
+	struct ring_queue *q = e->q;
+	struct io_uring_sqe *sqe;
+	struct pd_fuse_uring_cmd_req *req;
+
+	e->last_cmd = cmd;
+	e->last_commit_id = commit_id;
+	/* At most one command per entry is outstanding, and every one is submitted before
+	 * sq_lock is let go: the SQ (depth + 1 entries, with the eventfd's read) has room. */
+	sqe = io_uring_get_sqe(&q->ring);
+	if (!sqe) {
+		log_err("io_uring_get_sqe: the ring of queue %u is full", q->qid);
+		return -EBUSY;
+	}
+	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command area follows */
+	sqe->opcode = IORING_OP_URING_CMD;
+	sqe->fd = q->u->fd;
+	sqe->cmd_op = cmd;
+	sqe->user_data = (uint64_t)(uintptr_t)e;
+	if (cmd == PD_FUSE_IO_URING_CMD_REGISTER) {
+		sqe->addr = (uint64_t)(uintptr_t)e->iov;
+		sqe->len = 2;
+	}
+	req = (struct pd_fuse_uring_cmd_req *)sqe->cmd;
+	req->qid = (uint16_t)q->qid;
+	req->commit_id = commit_id;
+	return 0;
+}
+
+/* Submit what was filled. sq_lock held. 0 or -errno (logged). */
+static int ring_flush(struct ring_queue *q)
+{
+	int ret;
+
+	do
+		ret = io_uring_submit(&q->ring);
+	while (ret == -EINTR);
+	if (ret < 0) {
+		log_err("io_uring_submit (FUSE queue %u): %s", q->qid, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* Fill and submit one command for @e. 0 or -errno. */
+static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
+{
+	struct ring_queue *q = e->q;
+	int ret;
+
+	pthread_mutex_lock(&q->sq_lock);
+	ret = ring_prep(e, cmd, commit_id);
+	if (!ret)
+		ret = ring_flush(q);
+	pthread_mutex_unlock(&q->sq_lock);
+	return ret;
+}
+
+/* Commit every reply pushed on @q->replies, with one submission. */
+static void ring_commit_replies(struct ring_queue *q)
+{
+	/* Pairs with the release of the pushes in ring_commit(). */
+	struct ring_ent *e = xchg_acquire(q->replies, NULL);
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&q->sq_lock);
+	for (; e; e = e->next_reply)
+		ring_prep(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, e->last_commit_id);
+	ring_flush(q);
+	pthread_mutex_unlock(&q->sq_lock);
+}
+
+/* The ring thread of the queue the calling thread serves, or NULL. */
+static __thread struct ring_queue *tls_ring_q;
+
+/* Have @e's reply (already in the entry) committed: at once by the queue's own thread, or
+ * after the ring threads stopped; else by the ring thread, woken if it may sleep. */
+static int ring_commit(struct ring_ent *e, uint64_t commit_id)
+{
+	struct ring_queue *q = e->q;
+	struct ring_ent *old;
+	uint64_t one = 1;
+
+	if (tls_ring_q == q || smp_load_mb(q->u->stopping))
+		return ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
+	e->last_commit_id = commit_id;
+	old = READ_ONCE(q->replies);
+	/* Releases the reply to the acquire in ring_commit_replies(); _mb for the stopping
+	 * handshake below. */
+	do
+		e->next_reply = old;
+	while (!cmpxchg_weak_mb(q->replies, old, e));
+	if (!old) {
+		/* The list was empty: the ring thread may be asleep. */
+		atomic_add_return_relaxed(q->u->commit_waits, 1);
+		if (write(q->evfd, &one, sizeof(one)) != sizeof(one))
+			log_err("write (eventfd of FUSE queue %u): %m", q->qid);
+	}
+	/* The ring threads stopped meanwhile: commit what they left (pd_uring_stop() does the
+	 * same after setting stopping, so one of the two sees the other's write). */
+	if (smp_load_mb(q->u->stopping))
+		ring_commit_replies(q);
+	return 0;
+}
+
+/* ---- the session's I/O ---- */
+
+static ssize_t ring_read(int fd, void *buf, size_t len, void *userdata)
+{
+	struct pd *pd = userdata;
+	struct pd_uring *u = pd->uring;
+	ssize_t n = read(fd, buf, len);
+	const struct fuse_in_header *in = buf;
+
+	if (n >= (ssize_t)(sizeof(*in) + sizeof(struct fuse_init_in)) && in->opcode == FUSE_INIT) {
+		const struct fuse_init_in *ii = (const void *)(in + 1);
+		uint64_t flags = ii->flags;
+
+		if (flags & FUSE_INIT_EXT)
+			flags |= (uint64_t)ii->flags2 << 32;
+		WRITE_ONCE(u->kernel_offers, (flags & PD_FUSE_OVER_IO_URING) != 0);
+		/* Pairs with the acquire in ring_writev(): the offer is seen with the unique. */
+		smp_store_release(u->init_unique, in->unique);
+	}
+	return n;
+}
+
+static size_t iov_total(const struct iovec *iov, int count)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	return len;
+}
+
+/* Claim the entry that holds the request @unique: its index, or -1 if no entry holds it. */
+static long ring_claim(struct pd_uring *u, uint64_t unique)
+{
+	unsigned int n = u->nr_queues * u->depth;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint64_t v = unique;
+
+		/* Pairs with the release in ring_handle(): the entry is seen with its request. */
+		if (READ_ONCE(u->held[i]) == unique && cmpxchg_acquire(u->held[i], v, 0))
+			return (long)i;
+	}
+	return -1;
+}
+
+static struct ring_ent *ring_ent_at(struct pd_uring *u, unsigned int idx)
+{
+	return &u->queues[idx / u->depth].ent[idx % u->depth];
+}
+
+/* Put the reply @iov into @e and commit it. */
+static ssize_t ring_reply(struct pd_uring *u, struct ring_ent *e, const struct iovec *iov,
+			  int count)
+{
+	struct fuse_out_header out = *(const struct fuse_out_header *)iov[0].iov_base;
+	char *payload = e->buf + RING_ROOM;
+	size_t len = 0;
+
+	for (int i = 1; i < count; i++) {
+		if (iov[i].iov_len > u->payload_size - len) {
+			log_err("FUSE reply of %zu bytes does not fit a ring entry",
+				iov_total(iov, count));
+			out.error = -EIO;
+			len = 0;
+			break;
+		}
+		/* A read's data may already be there (pd_uring_payload()). */
+		if (iov[i].iov_base != payload + len)
+			memmove(payload + len, iov[i].iov_base, iov[i].iov_len);
+		len += iov[i].iov_len;
+	}
+	out.len = (uint32_t)(sizeof(out) + len);
+	memcpy(e->hdr->in_out, &out, sizeof(out));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
+	if (ring_commit(e, out.unique)) {
+		errno = EIO;
+		return -1;
+	}
+	return (ssize_t)iov_total(iov, count);
+}
+
+/* Write the FUSE_INIT reply, accepting FUSE_OVER_IO_URING when the kernel offered it. */
+static ssize_t ring_init_reply(struct pd_uring *u, int fd, struct iovec *iov, int count)
+{
+	struct fuse_out_header *out = iov[0].iov_base;
+	struct fuse_init_out io;
+	struct iovec v[2];
+	bool accept = READ_ONCE(u->kernel_offers) && !out->error &&
+		      count == 2 && iov[1].iov_len >= offsetof(struct fuse_init_out, unused) &&
+		      iov[1].iov_len <= sizeof(io);
+	ssize_t n;
+
+	pthread_mutex_lock(&u->lock);
+	accept = accept && u->state == RS_WAIT_INIT;
+	pthread_mutex_unlock(&u->lock);
+
+	if (!accept) {
+		n = writev(fd, iov, count);
+		ring_set_state(u, RS_CLASSIC, 0);
+		return n;
+	}
+	memcpy(&io, iov[1].iov_base, iov[1].iov_len);
+	io.flags |= FUSE_INIT_EXT;
+	io.flags2 |= (uint32_t)(PD_FUSE_OVER_IO_URING >> 32);
+	v[0] = iov[0];
+	v[1].iov_base = &io;
+	v[1].iov_len = iov[1].iov_len;
+	n = writev(fd, v, 2);
+	if (n < 0) {
+		int saved = errno;
+
+		ring_set_state(u, RS_CLASSIC, 0);
+		errno = saved;
+		return n;
+	}
+	/* The kernel applied the reply before writev() returned: the connection is
+	 * initialised and the entries may be registered. */
+	pthread_mutex_lock(&u->lock);
+	if (u->state == RS_WAIT_INIT)
+		u->state = RS_REGISTERING;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
+static ssize_t ring_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct pd *pd = userdata;
+	struct pd_uring *u = pd->uring;
+	const struct fuse_out_header *out = iov[0].iov_base;
+	long idx;
+
+	if (count < 1 || iov[0].iov_len < sizeof(*out))
+		return writev(fd, iov, count);
+	if (out->unique) {
+		idx = ring_claim(u, out->unique);
+		if (idx >= 0)
+			return ring_reply(u, ring_ent_at(u, (unsigned int)idx), iov, count);
+		/* Pairs with the release in ring_read(). */
+		if (out->unique == smp_load_acquire(u->init_unique))
+			return ring_init_reply(u, fd, iov, count);
+	}
+	return writev(fd, iov, count);
+}
+
+/* ---- the ring threads ---- */
+
+/* The entry whose request this ring thread is handing to libfuse, or NULL. */
+static __thread struct ring_ent *tls_ring_ent;
+
+void *pd_uring_payload(size_t *cap)
+{
+	struct ring_ent *e = tls_ring_ent;
+
+	if (!e)
+		return NULL;
+	*cap = e->q->u->payload_size;
+	return e->buf + RING_ROOM;
+}
+
+unsigned int pd_uring_max_background(struct pd *pd)
+{
+	struct pd_uring *u = pd->uring;
+	bool ring;
+
+	if (!u || !READ_ONCE(u->kernel_offers))
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	ring = u->state == RS_WAIT_INIT;
+	pthread_mutex_unlock(&u->lock);
+	/* A quarter of each queue stays for foreground requests. */
+	return ring ? u->depth - u->depth / 4 : 0;
+}
+
+/* Hand the request in @e to libfuse. Ring thread. */
+static void ring_handle(struct ring_queue *q, struct ring_ent *e)
+{
+	struct pd_uring *u = q->u;
+	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
+	uint32_t psz = e->hdr->ring_ent_in_out.payload_sz;
+	uint64_t id = e->hdr->ring_ent_in_out.commit_id;
+	struct fuse_buf fb = { .size = 0 };
+	size_t oplen = 0;
+	char *start;
+
+	if (in->len < sizeof(*in) + (uint64_t)psz || psz > u->payload_size ||
+	    (oplen = in->len - sizeof(*in) - psz) > PD_FUSE_URING_OP_IN_OUT_SZ || id != in->unique) {
+		struct fuse_out_header out = { .error = -EIO, .unique = id };
+		struct iovec iov = { &out, sizeof(out) };
+
+		log_err("FUSE io_uring: malformed request (len %u, payload %u, unique %llu)",
+			in->len, psz, (unsigned long long)id);
+		ring_reply(u, e, &iov, 1);
+		return;
+	}
+	start = e->buf + RING_ROOM - oplen - sizeof(*in);
+	memcpy(start, in, sizeof(*in));
+	memcpy(start + sizeof(*in), e->hdr->op_in, oplen);
+	fb.mem = start;
+	fb.size = in->len;
+	atomic_add_return_relaxed(u->requests, 1);
+	/* Pairs with the acquire of the claim in ring_claim(). */
+	smp_store_release(u->held[e->idx], id);
+	tls_ring_ent = e;
+	fuse_session_process_buf(u->se, &fb);
+	tls_ring_ent = NULL;
+}
+
+/* The ring thread may run backing I/O itself while no request waits in its CQ. */
+static bool ring_may_run_inline(void *arg)
+{
+	struct ring_queue *q = arg;
+
+	return io_uring_cq_ready(&q->ring) == 0;
+}
+
+/* Fill a read of the queue's eventfd: its completion wakes the ring thread for replies
+ * pushed by other threads, or for the stop. sq_lock held. 0 or -EBUSY. */
+static int ring_arm_eventfd(struct ring_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
+
+	if (!sqe)
+		return -EBUSY;
+	memset(sqe, 0, 2 * sizeof(*sqe));
+	io_uring_prep_read(sqe, q->evfd, &q->evbuf, sizeof(q->evbuf), 0);
+	sqe->user_data = EVFD_TAG;
+	return 0;
+}
+
+/* Register every entry of @q; report the outcome. 0 or -errno. */
+static int ring_register(struct ring_queue *q)
+{
+	struct pd_uring *u = q->u;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < u->depth && !ret; i++)
+		ret = ring_submit(&q->ent[i], PD_FUSE_IO_URING_CMD_REGISTER, 0);
+	if (!ret) {
+		pthread_mutex_lock(&q->sq_lock);
+		ret = ring_arm_eventfd(q);
+		if (!ret)
+			ret = ring_flush(q);
+		pthread_mutex_unlock(&q->sq_lock);
+	}
+	return ret;
+}
+
+/* A registration fails synchronously: its CQE is posted before io_uring_enter() returns.
+ * Look at what came back so far; a failed one is an error, anything else stays for the
+ * loop. Returns 0 or the first registration error. */
+static int ring_register_errors(struct ring_queue *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0;
+	int err = 0;
+
+	io_uring_for_each_cqe(&q->ring, head, cqe) {
+		if (cqe->user_data != EVFD_TAG && cqe->res < 0 && !err)
+			err = cqe->res;
+		seen++;
+	}
+	if (err)
+		io_uring_cq_advance(&q->ring, seen);
+	return err;
+}
+
+static void ring_loop(struct ring_queue *q)
+{
+	struct pd_uring *u = q->u;
+	struct pd *pd = u->pd;
+	unsigned int live = u->depth;
+
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		struct ring_ent *e;
+		int res, ret;
+
+		ring_commit_replies(q);
+		if (io_uring_peek_cqe(&q->ring, &cqe)) {
+			/* The ring delivered nothing more: flush the plug before sleeping. */
+			if (queue_needs_unplug(&pd->q))
+				queue_unplug_idle(&pd->q);
+			/* Replies the unplug's inline I/O left for us. */
+			ring_commit_replies(q);
+			ret = io_uring_wait_cqe(&q->ring, &cqe);
+			if (ret == -EINTR)
+				continue;
+			if (ret < 0) {
+				log_err("io_uring_wait_cqe (FUSE queue %u): %s", q->qid, strerror(-ret));
+				return;
+			}
+		}
+		res = cqe->res;
+		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
+		io_uring_cqe_seen(&q->ring, cqe);
+		if ((uintptr_t)e == EVFD_TAG) {
+			if (smp_load_mb(u->stopping))
+				return;
+			pthread_mutex_lock(&q->sq_lock);
+			ret = ring_arm_eventfd(q);
+			if (!ret)
+				ret = ring_flush(q);
+			pthread_mutex_unlock(&q->sq_lock);
+			if (ret) {
+				log_err("FUSE io_uring queue %u: cannot wait for replies", q->qid);
+				return;
+			}
+			continue; /* the replies are committed at the top of the loop */
+		}
+		if (res == 0) {
+			ring_handle(q, e);
+			continue;
+		}
+		if (res == -EAGAIN || res == -EINTR) {
+			ring_submit(e, e->last_cmd, e->last_commit_id);
+			continue;
+		}
+		/* The entry is gone: the connection ended (-ENOTCONN, -ECONNABORTED), or the
+		 * kernel refused the command. The thread stays for the stop. */
+		if (res != -ENOTCONN && res != -ECONNABORTED && res != -ECANCELED)
+			log_err("FUSE io_uring queue %u: command %u: %s", q->qid, e->last_cmd,
+				strerror(-res));
+		live--;
+		if (!live && res != -ENOTCONN && res != -ECONNABORTED)
+			log_warn("FUSE io_uring queue %u has no entry left", q->qid);
+	}
+}
+
+static void *ring_thread(void *arg)
+{
+	struct ring_queue *q = arg;
+	struct pd_uring *u = q->u;
+	char name[16];
+	int ret;
+
+	snprintf(name, sizeof(name), "plugdisk-ring%u", q->qid);
+	pthread_setname_np(pthread_self(), name);
+	ctrl_set_thread_inline(ring_may_run_inline, q);
+	tls_ring_q = q;
+
+	pthread_mutex_lock(&u->lock);
+	while (u->state == RS_WAIT_INIT && !u->stop)
+		pthread_cond_wait(&u->cond, &u->lock);
+	ret = u->state == RS_REGISTERING && !u->stop;
+	pthread_mutex_unlock(&u->lock);
+	if (!ret)
+		return NULL;
+
+	ret = ring_register(q);
+	if (!ret)
+		ret = ring_register_errors(q);
+	pthread_mutex_lock(&u->lock);
+	if (ret) {
+		if (!u->error)
+			u->error = ret;
+		if (u->state == RS_REGISTERING)
+			u->state = RS_FAILED;
+	} else if (++u->registered == u->nr_queues && u->state == RS_REGISTERING) {
+		u->state = RS_RUNNING;
+	}
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	if (ret)
+		return NULL;
+	ring_loop(q);
+	return NULL;
+}
+
+/* ---- setup and teardown ---- */
+
+/* Number of possible CPUs, as the kernel counts its queues (num_possible_cpus()). */
+static unsigned int possible_cpus(void)
+{
+	FILE *f = fopen(CPU_POSSIBLE, "re");
+	unsigned int n = 0, a, b;
+	int c;
+
+	if (!f)
+		return 0;
+	for (;;) {
+		if (fscanf(f, "%u", &a) != 1)
+			break;
+		b = a;
+		c = fgetc(f);
+		if (c == '-') {
+			if (fscanf(f, "%u", &b) != 1)
+				break;
+			c = fgetc(f);
+		}
+		if (b >= a)
+			n += b - a + 1;
+		if (c != ',')
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Whether the kernel's FUSE io_uring is on; with @may_set, turn it on if it is off.
+ * 0 (on), -ENOENT (no such parameter: a kernel without it), -EOPNOTSUPP (off), -errno. */
+static int enable_param(bool may_set)
+{
+	char c = 0;
+	int fd = open(ENABLE_PARAM, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, &c, 1);
+	close(fd);
+	if (n == 1 && (c == 'Y' || c == '1'))
+		return 0;
+	if (!may_set)
+		return -EOPNOTSUPP;
+	fd = open(ENABLE_PARAM, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		int saved = errno;
+
+		log_err("write %s: %s", ENABLE_PARAM, strerror(saved));
+		if (fd >= 0)
+			close(fd);
+		return -saved;
+	}
+	close(fd);
+	log_info("mount.io_uring = on: set %s to 1", ENABLE_PARAM);
+	return 0;
+}
+
+static void ring_free(struct pd_uring *u)
+{
+	if (u->queues) {
+		for (unsigned int i = 0; i < u->nr_queues; i++) {
+			struct ring_queue *q = &u->queues[i];
+
+			if (q->ring_ok)
+				io_uring_queue_exit(&q->ring);
+			if (q->evfd >= 0)
+				close(q->evfd);
+			pthread_mutex_destroy(&q->sq_lock);
+			free(q->ent);
+		}
+	}
+	if (u->mem)
+		munmap(u->mem, u->mem_size);
+	free(u->queues);
+	free(u->held);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
+	free(u);
+}
+
+static int ring_queue_init(struct pd_uring *u, struct ring_queue *q, unsigned int qid,
+			   size_t ent_size)
+{
+	struct io_uring_params p;
+	int ret;
+
+	q->u = u;
+	q->qid = qid;
+	q->evfd = eventfd(0, EFD_CLOEXEC);
+	if (q->evfd < 0)
+		return -errno;
+	q->ent = calloc(u->depth, sizeof(*q->ent));
+	if (!q->ent)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < u->depth; i++) {
+		struct ring_ent *e = &q->ent[i];
+		char *base = (char *)u->mem + ((size_t)qid * u->depth + i) * ent_size;
+
+		e->q = q;
+		e->idx = qid * u->depth + i;
+		e->hdr = (struct pd_fuse_uring_req_header *)base;
+		e->buf = base + RING_ROOM;
+		e->iov[0].iov_base = e->hdr;
+		e->iov[0].iov_len = sizeof(*e->hdr);
+		e->iov[1].iov_base = e->buf + RING_ROOM;
+		e->iov[1].iov_len = u->payload_size;
+	}
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;
+	p.cq_entries = 2 * (u->depth + 1);
+	ret = io_uring_queue_init_params(u->depth + 1, &q->ring, &p);
+	if (ret)
+		return ret;
+	q->ring_ok = true;
+	return 0;
+}
+
+static const char *mode_name(uint32_t mode)
+{
+	return mode == CONF_IO_URING_ON ? "on" : mode == CONF_IO_URING_OFF ? "off" : "auto";
+}
+
+/* No io_uring: log why; an error when mount.io_uring = on. */
+static int ring_unavailable(struct pd *pd, const char *why)
+{
+	if (pd->cfg.io_uring.mode == CONF_IO_URING_ON) {
+		log_err("mount.io_uring = on, but FUSE over io_uring cannot be used: %s", why);
+		return -EOPNOTSUPP;
+	}
+	log_info("FUSE transport: classic /dev/fuse (mount.io_uring = %s: %s)",
+		 mode_name(pd->cfg.io_uring.mode), why);
+	return 0;
+}
+
+int pd_uring_prepare(struct pd *pd)
+{
+	struct pd_uring *u;
+	char why[160];
+	int ret;
+
+	pd->uring = NULL;
+	if (pd->cfg.io_uring.mode == CONF_IO_URING_OFF)
+		return ring_unavailable(pd, "off by configuration");
+	ret = enable_param(pd->cfg.io_uring.mode == CONF_IO_URING_ON && geteuid() == 0);
+	if (ret == -ENOENT)
+		return ring_unavailable(pd, "this kernel has no FUSE io_uring (" ENABLE_PARAM
+					    " is missing)");
+	if (ret == -EOPNOTSUPP)
+		return ring_unavailable(pd, "the kernel's FUSE io_uring is off: as root, echo 1 >"
+					    " " ENABLE_PARAM ", or set mount.io_uring = on");
+	if (ret) {
+		snprintf(why, sizeof(why), "%s: %s", ENABLE_PARAM, strerror(-ret));
+		return ring_unavailable(pd, why);
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return ring_unavailable(pd, "out of memory");
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->cond, NULL);
+	u->pd = pd;
+	u->state = RS_WAIT_INIT;
+	pd->uring = u;
+	return 0;
+}
+
+int pd_uring_setup(struct pd *pd)
+{
+	struct fuse_custom_io io = { .read = ring_read, .writev = ring_writev };
+	struct pd_uring *u = pd->uring;
+	size_t ent_size;
+	char why[160];
+	int ret;
+
+	if (!u)
+		return 0;
+	u->se = pd->se;
+	u->fd = fuse_session_fd(pd->se);
+	u->depth = pd->cfg.io_uring.depth;
+	u->nr_queues = possible_cpus();
+	/* The kernel wants room for max_write and for max_pages pages; plugdisk asks for
+	 * max_write = PD_MAX_WRITE, and libfuse sets max_pages to match. */
+	u->payload_size = PD_MAX_WRITE;
+	ret = -EINVAL;
+	if (!u->nr_queues || u->nr_queues > 65536) {
+		snprintf(why, sizeof(why), "cannot count the possible CPUs in %s", CPU_POSSIBLE);
+		goto fail;
+	}
+	ent_size = 2 * RING_ROOM + u->payload_size;
+	u->mem_size = ent_size * u->nr_queues * u->depth;
+	/* Pages are only touched as requests use them. */
+	u->mem = mmap(NULL, u->mem_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	u->held = calloc((size_t)u->nr_queues * u->depth, sizeof(*u->held));
+	u->queues = calloc(u->nr_queues, sizeof(*u->queues));
+	if (u->mem == MAP_FAILED || !u->held || !u->queues) {
+		if (u->mem == MAP_FAILED)
+			u->mem = NULL;
+		snprintf(why, sizeof(why), "out of memory for %u queues of %u entries",
+			 u->nr_queues, u->depth);
+		goto fail;
+	}
+	for (unsigned int i = 0; i < u->nr_queues; i++) {
+		u->queues[i].evfd = -1;
+		pthread_mutex_init(&u->queues[i].sq_lock, NULL);
+	}
+	for (unsigned int i = 0; i < u->nr_queues; i++) {
+		ret = ring_queue_init(u, &u->queues[i], i, ent_size);
+		if (ret) {
+			snprintf(why, sizeof(why), "io_uring_queue_init: %s", strerror(-ret));
+			goto fail;
+		}
+	}
+	ret = fuse_session_custom_io(pd->se, &io, u->fd);
+	if (ret) {
+		snprintf(why, sizeof(why), "fuse_session_custom_io: %s", strerror(-ret));
+		goto fail;
+	}
+	for (unsigned int i = 0; i < u->nr_queues; i++) {
+		ret = pthread_create(&u->queues[i].thread, NULL, ring_thread, &u->queues[i]);
+		if (ret) {
+			/* No ring thread for this queue: the INIT reply must not accept
+			 * io_uring. The threads started see the state and end. The custom
+			 * I/O stays installed and passes everything to /dev/fuse. */
+			log_err("pthread_create (FUSE ring): %s", strerror(ret));
+			snprintf(why, sizeof(why), "pthread_create: %s", strerror(ret));
+			pthread_mutex_lock(&u->lock);
+			u->state = RS_CLASSIC;
+			u->logged = true;
+			pthread_cond_broadcast(&u->cond);
+			pthread_mutex_unlock(&u->lock);
+			for (unsigned int k = 0; k < i; k++) {
+				pthread_join(u->queues[k].thread, NULL);
+				u->queues[k].thread_ok = false;
+			}
+			return ring_unavailable(pd, why);
+		}
+		u->queues[i].thread_ok = true;
+	}
+	return 0;
+
+fail:
+	ring_free(u);
+	pd->uring = NULL;
+	return ring_unavailable(pd, why);
+}
+
+int pd_uring_wait_ready(struct pd *pd)
+{
+	struct pd_uring *u = pd->uring;
+	struct timespec ts;
+	enum ring_state st;
+	int err, ret = 0;
+
+	if (!u)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += READY_TIMEOUT_S;
+	pthread_mutex_lock(&u->lock);
+	while ((u->state == RS_WAIT_INIT || u->state == RS_REGISTERING) && ret != ETIMEDOUT)
+		ret = pthread_cond_timedwait(&u->cond, &u->lock, &ts);
+	st = u->state;
+	err = u->error;
+	pthread_mutex_unlock(&u->lock);
+
+	switch (st) {
+	case RS_RUNNING:
+		log_info("FUSE transport: io_uring, %u queues of %u entries (mount.io_uring = %s)",
+			 u->nr_queues, u->depth, mode_name(pd->cfg.io_uring.mode));
+		return 0;
+	case RS_CLASSIC:
+		if (u->logged)
+			return pd->cfg.io_uring.mode == CONF_IO_URING_ON ? -EOPNOTSUPP : 0;
+		return ring_unavailable(pd, "the kernel did not offer FUSE_OVER_IO_URING in"
+					    " FUSE_INIT");
+	case RS_FAILED: {
+		char why[128];
+
+		snprintf(why, sizeof(why), "registering the ring entries failed: %s",
+			 strerror(-err));
+		return ring_unavailable(pd, why);
+	}
+	default:
+		log_err("FUSE io_uring: no FUSE_INIT or registration within %d s", READY_TIMEOUT_S);
+		return -ETIMEDOUT;
+	}
+}
+
+void pd_uring_stop(struct pd *pd)
+{
+	struct pd_uring *u = pd->uring;
+	uint64_t one = 1;
+
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	u->stop = true;
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	smp_store_mb(u->stopping, 1);
+	for (unsigned int i = 0; i < u->nr_queues; i++) {
+		struct ring_queue *q = &u->queues[i];
+
+		if (!q->thread_ok)
+			continue;
+		if (write(q->evfd, &one, sizeof(one)) != sizeof(one))
+			log_err("write (eventfd of FUSE queue %u): %m", q->qid);
+		pthread_join(q->thread, NULL);
+		q->thread_ok = false;
+		/* Replies pushed while the thread ended; later ones commit themselves. */
+		ring_commit_replies(q);
+	}
+}
+
+void pd_uring_destroy(struct pd *pd)
+{
+	if (!pd->uring)
+		return;
+	pd_uring_stop(pd);
+	ring_free(pd->uring);
+	pd->uring = NULL;
+}
+
+void pd_uring_info(struct pd *pd, struct pd_uring_info *info)
+{
+	struct pd_uring *u = pd->uring;
+	bool running = false;
+
+	memset(info, 0, sizeof(*info));
+	info->transport = "classic";
+	if (!u)
+		return;
+	pthread_mutex_lock(&u->lock);
+	running = u->state == RS_RUNNING;
+	pthread_mutex_unlock(&u->lock);
+	if (!running)
+		return;
+	info->transport = "io_uring";
+	info->queues = u->nr_queues;
+	info->depth = u->depth;
+	info->requests = READ_ONCE(u->requests);
+	info->commit_waits = READ_ONCE(u->commit_waits);
+}
+
+void pd_uring_stats_reset(struct pd *pd)
+{
+	struct pd_uring *u = pd->uring;
+
+	if (!u)
+		return;
+	WRITE_ONCE(u->requests, 0);
+	WRITE_ONCE(u->commit_waits, 0);
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the write log (core/wlog.c): records read back as written, a torn last record
+ * is ignored, a file that is not a log is refused; and the cache logs its writes, flushes and
+ * cuts in completion order with their epochs. */
+#undef NDEBUG
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cache.h"
+#include "core/wlog.h"
+
+static char path[] = "/tmp/plugdisk-test-wlog.XXXXXX";
+
+static void make_path(void)
+{
+	int fd;
+
+	strcpy(path, "/tmp/plugdisk-test-wlog.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+
+START_TEST(test_round_trip)
+{
+	struct wlog l;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+	uint8_t data[1000];
+
+	make_path();
+	memset(data, 0x5c, sizeof(data));
+	ck_assert_int_eq(wlog_open(&l, path, 1 << 20, 4096), 0);
+	wlog_append(&l, WLOG_WRITE, 1, 4096, sizeof(data), data);
+	wlog_append(&l, WLOG_FLUSH, 1, 0, 0, NULL);
+	wlog_append(&l, WLOG_DISCARD, 2, 8192, 4096, NULL);
+	wlog_append(&l, WLOG_CUT, 2, 0, 0, NULL);
+	wlog_close(&l);
+
+	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+	ck_assert_uint_eq(r.hdr.disk_size, 1 << 20);
+	ck_assert_uint_eq(r.hdr.atomic_write, 4096);
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_uint_eq(rec.type, WLOG_WRITE);
+	ck_assert_uint_eq(rec.epoch, 1);
+	ck_assert_uint_eq(rec.offset, 4096);
+	ck_assert_uint_eq(rec.len, sizeof(data));
+	ck_assert(!memcmp(r.buf, data, sizeof(data)));
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_uint_eq(rec.type, WLOG_FLUSH);
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_uint_eq(rec.type, WLOG_DISCARD);
+	ck_assert_uint_eq(rec.offset, 8192);
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_uint_eq(rec.type, WLOG_CUT);
+	ck_assert_int_eq(wlog_next(&r, &rec), 0);
+	wlog_reader_close(&r);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_torn_last_record_and_bad_files)
+{
+	struct wlog l;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+	uint8_t data[4096] = { 0 };
+	FILE *f;
+
+	make_path();
+	ck_assert_int_eq(wlog_open(&l, path, 1 << 20, 512), 0);
+	wlog_append(&l, WLOG_WRITE, 1, 0, sizeof(data), data);
+	wlog_append(&l, WLOG_WRITE, 1, 4096, sizeof(data), data);
+	wlog_close(&l);
+	ck_assert_int_eq(truncate(path, 32 + 2 * (32 + 4096) - 100), 0);
+	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_int_eq(wlog_next(&r, &rec), 0); /* torn: the end */
+	wlog_reader_close(&r);
+
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not a log at all, not a log at all", f);
+	fclose(f);
+	ck_assert_int_eq(wlog_reader_open(&r, path), -EINVAL);
+	unlink(path);
+	ck_assert_int_eq(wlog_reader_open(&r, path), -ENOENT);
+}
+END_TEST
+
+/* The cache's log: writes with their epochs, completed flushes, the cut. */
+static uint8_t img[1 << 20];
+
+static int mem_exec(void *arg, struct request *rq)
+{
+	uint64_t pos = rq->offset;
+
+	(void)arg;
+	if (rq->op != BIO_OP_WRITE && rq->op != BIO_OP_READ)
+		return 0;
+	for (struct bio *b = rq->bio; b; b = b->next)
+		for (int i = 0; i < b->iovcnt; i++) {
+			if (rq->op == BIO_OP_WRITE)
+				memcpy(img + pos, b->iov[i].iov_base, b->iov[i].iov_len);
+			else
+				memcpy(b->iov[i].iov_base, img + pos, b->iov[i].iov_len);
+			pos += b->iov[i].iov_len;
+		}
+	return 0;
+}
+
+static int io(struct cache *c, enum bio_op op, uint64_t off, uint32_t len, void *buf)
+{
+	struct iovec iov = { buf, len };
+	struct bio bio = { .op = op, .offset = off, .len = len, .iovcnt = buf ? 1 : 0,
+			   .iov = buf ? &iov : NULL };
+	struct request rq = { .op = op, .offset = off, .len = len, .bio = &bio, .biotail = &bio,
+			      .nr_bios = 1, .nr_iov = buf ? 1 : 0 };
+
+	return cache_exec(c, &rq);
+}
+
+START_TEST(test_cache_logs_in_completion_order)
+{
+	static const struct { uint32_t type; uint64_t epoch, off; } want[] = {
+		{ WLOG_WRITE, 1, 0 },  { WLOG_WRITE, 1, 4096 }, { WLOG_FLUSH, 1, 0 },
+		{ WLOG_WRITE, 2, 8192 }, { WLOG_CUT, 2, 0 },
+	};
+	struct cache_params p;
+	struct cache c;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+	uint8_t b[4096];
+
+	make_path();
+	cache_params_default(&p);
+	p.mode = CACHE_MODE_WRITEBACK;
+	p.destage_delay_ms = 100000;
+	p.seed = 3;
+	ck_assert_int_eq(cache_init(&c, &p, mem_exec, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	memset(b, 1, sizeof(b));
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), -EIO); /* not logged */
+	cache_destroy(&c);
+
+	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_int_eq(wlog_next(&r, &rec), 1);
+		ck_assert_uint_eq(rec.type, want[i].type);
+		ck_assert_uint_eq(rec.epoch, want[i].epoch);
+		ck_assert_uint_eq(rec.offset, want[i].off);
+	}
+	ck_assert_int_eq(wlog_next(&r, &rec), 0);
+	wlog_reader_close(&r);
+	unlink(path);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("wlog");
+	TCase *tc = tcase_create("wlog");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_torn_last_record_and_bad_files);
+	tcase_add_test(tc, test_cache_logs_in_completion_order);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
