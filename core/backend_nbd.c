@@ -37,6 +37,7 @@
  * close it. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
  * is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
  * handle lock, then conn->done_lock. No lock is held while a request's io_done runs. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libnbd.h>
@@ -392,8 +393,12 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 static int conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 {
 	struct nbd_be *nb = c->nb;
-	struct nbd_handle *h = nbd_create();
-	uint64_t deadline = clock_now_ns() + (uint64_t)nb->timeout_ms * NSEC_PER_MSEC;
+	struct nbd_handle *h;
+	uint64_t deadline;
+
+	assert(nb); /* set for every connection before any is made */
+	h = nbd_create();
+	deadline = clock_now_ns() + (uint64_t)nb->timeout_ms * NSEC_PER_MSEC;
 	int64_t size;
 	int ro;
 
@@ -884,6 +889,8 @@ int backend_nbd_open(struct backend *be, const char *uri, const struct backend_p
 		goto fail_nb;
 	}
 	want = p->connections ? p->connections : nb_default_connections();
+	if (!want)
+		want = 1; /* the first connection is always made */
 	nb->conns = calloc(want, sizeof(*nb->conns));
 	if (!nb->conns) {
 		snprintf(err, errlen, "out of memory");

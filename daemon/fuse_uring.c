@@ -833,7 +833,6 @@ int pd_uring_setup(struct pd *pd)
 	/* The kernel wants room for max_write and for max_pages pages; plugdisk asks for
 	 * max_write = PD_MAX_WRITE, and libfuse sets max_pages to match. */
 	u->payload_size = PD_MAX_WRITE;
-	ret = -EINVAL;
 	if (!u->nr_queues || u->nr_queues > 65536) {
 		snprintf(why, sizeof(why), "cannot count the possible CPUs in %s", CPU_POSSIBLE);
 		goto fail;
