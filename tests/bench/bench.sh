@@ -99,7 +99,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mount -t tmpfs -o size=2800M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
+# Room for every target's image (written in full) and two more for the other phases.
+case $SIZE in
+*M) shm_mb=$(( ($(wc -w <<<"$BENCH_TARGETS") + 2) * ${SIZE%M} + 256 )) ;;
+*) shm_mb=8192 ;;
+esac
+mount -t tmpfs -o size=${shm_mb}M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
 
 # ---- Small helpers ---------------------------------------------------------------------------
 
