@@ -45,6 +45,9 @@ skip() { log "SKIP: $*"; exit 77; }
 # Run a command string at cleanup time (before the standard cleanup).
 at_cleanup() { _pd_cleanups+=("$1"); }
 
+# _pd_loop_id DEV: the device and inode of DEV's backing file ("MAJ:MIN INO"), or nothing.
+_pd_loop_id() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | awk '{print $1, $2}'; }
+
 _pd_cleanup() {
 	local rc=$? i m l p _pd_ci
 	# The cleanup commands run with eval: their own variables (often i) must not be the
@@ -60,8 +63,7 @@ _pd_cleanup() {
 	# Devices attached from a subshell: detach each one still backed by the same file.
 	if [ -f "$T/.loops" ]; then
 		while read -r l f; do
-			[ "$(losetup -n -O BACK-FILE "$l" 2>/dev/null | sed 's/ *$//')" = "$f" ] &&
-				losetup -d "$l" 2>/dev/null
+			[ "$(_pd_loop_id "$l")" = "$f" ] && losetup -d "$l" 2>/dev/null
 		done <"$T/.loops"
 	fi
 	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -176,8 +178,10 @@ loop_attach() {
 	local f=$1 dev; shift
 	dev=$(losetup -f --show "$@" "$f") || fail "losetup $f failed"
 	_pd_loops+=("$dev")
-	# Also on file: `dev=$(loop_attach ...)` runs in a subshell, where _pd_loops is lost.
-	echo "$dev $(realpath -m "$f")" >>"$T/.loops"
+	# Also on file: `dev=$(loop_attach ...)` runs in a subshell, where _pd_loops is lost. The
+	# backing file is named by device and inode: its path reads differently once a crashed
+	# daemon's mount is detached.
+	echo "$dev $(_pd_loop_id "$dev")" >>"$T/.loops"
 	echo "$dev"
 }
 loop_detach() { losetup -d "$1"; }
