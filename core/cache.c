@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "core/cache.h"
+#include "core/prng.h"
 #include "core/clock.h"
 #include "core/log.h"
 
@@ -111,15 +112,6 @@ void cache_params_default(struct cache_params *p)
 	p->atomic_write = CACHE_DEFAULT_ATOMIC_WRITE;
 	p->powercut = CACHE_CUT_SUBSET;
 	p->seed = 0;
-}
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
 }
 
 static uint64_t cache_now(const struct cache *c)
@@ -304,7 +296,7 @@ static struct cache_write *pick_eligible(struct cache *c, const struct destage_f
 
 	if (!c->head || !write_matches(c->head, f))
 		return NULL;
-	r = splitmix64(&c->destage_rng) % (c->nr_dirty < PICK_WINDOW ? c->nr_dirty : PICK_WINDOW);
+	r = prng_splitmix64(&c->destage_rng) % (c->nr_dirty < PICK_WINDOW ? c->nr_dirty : PICK_WINDOW);
 	for (start = c->head; r-- && start->next && write_matches(start->next, f);)
 		start = start->next;
 	/* From the start to the end of the matching prefix, then from the head to the start. */
@@ -377,7 +369,7 @@ static uint64_t cut_tear(struct cache *c, const struct cache_write *w, uint64_t 
 
 		if (end > w->offset + w->len)
 			end = w->offset + w->len;
-		if (u < nunits && (splitmix64(rng) & 1)) {
+		if (u < nunits && (prng_splitmix64(rng) & 1)) {
 			keep[u / 8] |= (uint8_t)(1u << (u % 8));
 			kept += end - off;
 		}
@@ -474,7 +466,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 				/* first write of an epoch: count it and draw its prefix */
 				for (next = w; next && next->epoch == w->epoch; next = next->next)
 					epoch_left++;
-				epoch_keep = splitmix64(&rng) % (epoch_left + 1);
+				epoch_keep = prng_splitmix64(&rng) % (epoch_left + 1);
 			}
 			kept = epoch_keep ? w->len : 0;
 			if (epoch_keep)
@@ -482,7 +474,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			epoch_left--;
 			break;
 		case CACHE_CUT_SUBSET:
-			switch (splitmix64(&rng) % 3) {
+			switch (prng_splitmix64(&rng) % 3) {
 			case 0:
 				kept = w->len;
 				break;
@@ -551,7 +543,7 @@ static void cut_now_locked(struct cache *c, const char *why)
 	int mode = c->arm.has_mode ? (int)c->arm.mode : -1;
 
 	c->powered = false;
-	cut_finish(c, mode, splitmix64(&c->cut_rng), why);
+	cut_finish(c, mode, prng_splitmix64(&c->cut_rng), why);
 }
 
 /* Does an armed cut fire at this op? c->lock held. */
@@ -1041,7 +1033,7 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 	}
 	c->powered = false;
 	if (!seed)
-		seed = splitmix64(&c->cut_rng);
+		seed = prng_splitmix64(&c->cut_rng);
 	cut_finish(c, mode, seed, why);
 	pthread_mutex_unlock(&c->lock);
 	return 0;
@@ -1086,10 +1078,10 @@ int cache_arm(struct cache *c, const struct cache_arm *a)
 		if (!a->n)
 			return -EINVAL;
 		pthread_mutex_lock(&c->lock);
-		n.seed = a->seed ? a->seed : splitmix64(&c->cut_rng) | 1;
+		n.seed = a->seed ? a->seed : prng_splitmix64(&c->cut_rng) | 1;
 		pthread_mutex_unlock(&c->lock);
 		s = n.seed;
-		n.n = 1 + splitmix64(&s) % a->n;
+		n.n = 1 + prng_splitmix64(&s) % a->n;
 		n.range = a->n;
 		break;
 	}

@@ -47,6 +47,7 @@
 #include "core/barrier.h"
 #include "core/fault.h"
 #include "core/log.h"
+#include "core/prng.h"
 
 struct fault {
 	unsigned int id;
@@ -71,47 +72,6 @@ struct fault_held {
 	void *done_arg;
 	struct fault_held *next;	/* fs->lock */
 };
-
-/* ---- PRNG: splitmix64 to seed, xoshiro256** to draw ---- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static void rng_seed(uint64_t s[4], uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		s[i] = splitmix64(&seed);
-}
-
-static uint64_t rng_next(uint64_t s[4])
-{
-	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-/* Uniform in [0, 1). */
-static double rng_double(uint64_t s[4])
-{
-	return (double)(rng_next(s) >> 11) * 0x1.0p-53;
-}
 
 static void put_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -217,7 +177,7 @@ static uint64_t draw_seed(unsigned int id)
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
 		return seed;
 	seed = clock_now_ns() ^ ((uint64_t)id << 32);
-	return splitmix64(&seed);
+	return prng_splitmix64(&seed);
 }
 
 /* A new fault from a parsed spec (which it takes over); fs->lock held. */
@@ -239,7 +199,7 @@ static struct fault *fault_new(struct fault_set *fs, struct fault_spec *spec,
 		f->s.has_seed = true;
 		f->seed_drawn = true;
 	}
-	rng_seed(f->rng, f->s.seed);
+	prng_seed(f->rng, f->s.seed);
 	return f;
 }
 
@@ -494,7 +454,7 @@ static bool fault_fires(struct fault *f, uint64_t now)
 		return false;
 	if (f->s.first && k > f->s.first)
 		return false;
-	if (f->s.prob > 0 && rng_double(f->rng) >= f->s.prob)
+	if (f->s.prob > 0 && prng_double(f->rng) >= f->s.prob)
 		return false;
 	f->injected++;
 	return true;
@@ -511,19 +471,19 @@ static uint64_t draw_latency(struct fault *f)
 		ns = (double)s->lat_a_ns;
 		break;
 	case FAULT_DIST_UNIFORM:
-		ns = (double)s->lat_a_ns + rng_double(f->rng) * (double)(s->lat_b_ns - s->lat_a_ns);
+		ns = (double)s->lat_a_ns + prng_double(f->rng) * (double)(s->lat_b_ns - s->lat_a_ns);
 		break;
 	case FAULT_DIST_EXP:
-		ns = -log1p(-rng_double(f->rng)) * (double)s->lat_a_ns;
+		ns = -log1p(-prng_double(f->rng)) * (double)s->lat_a_ns;
 		break;
 	case FAULT_DIST_PARETO:
-		ns = (double)s->lat_a_ns / pow(1.0 - rng_double(f->rng), 1.0 / s->shape);
+		ns = (double)s->lat_a_ns / pow(1.0 - prng_double(f->rng), 1.0 / s->shape);
 		break;
 	}
 	if (s->dist != FAULT_DIST_FIXED && ns > (double)s->lat_max_ns)
 		ns = (double)s->lat_max_ns;
 	v = (uint64_t)ns;
-	if (s->spike_ns && rng_double(f->rng) < s->spike_prob)
+	if (s->spike_ns && prng_double(f->rng) < s->spike_prob)
 		v += s->spike_ns;
 	return v;
 }
@@ -642,7 +602,7 @@ static bool plan_request(struct fault_set *fs, struct request *rq, uint64_t now,
 			c->hi = hi - rq->offset;
 			c->mode = s->corrupt;
 			c->bits = s->bits;
-			c->seed = rng_next(f->rng);
+			c->seed = prng_next(f->rng);
 			break;
 		}
 		case FAULT_STALL:
@@ -695,7 +655,7 @@ static void corrupt_buf(uint8_t *buf, const struct plan *p)
 			continue;
 		}
 		for (uint32_t k = 0; k < c->bits; k++) {
-			uint64_t bit = c->lo * 8 + splitmix64(&seed) % nbits;
+			uint64_t bit = c->lo * 8 + prng_splitmix64(&seed) % nbits;
 
 			buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
 		}

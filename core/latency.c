@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "core/latency.h"
+#include "core/prng.h"
 
 const char *const lat_dist_name[LAT_DIST_NR + 1] = {
 	"constant", "uniform", "normal", "lognormal", "pareto", NULL,
@@ -12,48 +13,10 @@ const char *const lat_dist_name[LAT_DIST_NR + 1] = {
 const char *const lat_tail_name[LAT_TAIL_NR + 1] = { "p99", "p99.9", NULL };
 const char *const ctrl_reorder_name[3] = { "fifo", "sptf", NULL };
 
-/* --- the generator: xoshiro256** seeded through splitmix64 ------------------------------ */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(uint64_t s[4])
-{
-	uint64_t r = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-/* A uniform double in (0, 1]. */
-static double rng_unit(uint64_t s[4])
-{
-	return (double)((rng_next(s) >> 11) + 1) * 0x1.0p-53;
-}
-
 static void rng_seed(struct latency *l, uint64_t seed)
 {
-	uint64_t x = seed;
-
 	l->seed = seed;
-	for (int i = 0; i < 4; i++)
-		l->rng[i] = splitmix64(&x);
+	prng_seed(l->rng, seed);
 }
 
 /* --- distributions ---------------------------------------------------------------------- */
@@ -128,8 +91,8 @@ uint64_t latency_sample_ns(struct latency *l, const struct ctrl_params *p, enum 
 
 	if (p->latency_dist == LAT_DIST_CONSTANT || t <= m)
 		return m * NSEC_PER_USEC;
-	u1 = rng_unit(l->rng);
-	u2 = rng_unit(l->rng);
+	u1 = prng_unit(l->rng);
+	u2 = prng_unit(l->rng);
 	v = lat_dist_value((enum lat_dist)p->latency_dist, (double)m * NSEC_PER_USEC,
 			   (double)t * NSEC_PER_USEC, q, u1, u2);
 	/* an hour at most, as the keys */
