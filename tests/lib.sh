@@ -48,13 +48,10 @@ at_cleanup() { _pd_cleanups+=("$1"); }
 # _pd_loop_id DEV: the device and inode of DEV's backing file ("MAJ:MIN INO"), or nothing.
 _pd_loop_id() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | awk '{print $1, $2}'; }
 
-_pd_cleanup() {
-	local rc=$? i m l p _pd_ci
-	# The cleanup commands run with eval: their own variables (often i) must not be the
-	# loop counter, hence the unusual name.
-	for ((_pd_ci = ${#_pd_cleanups[@]} - 1; _pd_ci >= 0; _pd_ci--)); do
-		eval "${_pd_cleanups[_pd_ci]}" || true
-	done
+# _pd_release: unmount the test's filesystems, detach its loop devices, and stop its daemons
+# (SIGTERM, then SIGKILL after 5 s): what stacks on a plugdisk goes first.
+_pd_release() {
+	local i m l f p
 	for ((i = ${#_pd_mounts[@]} - 1; i >= 0; i--)); do
 		m=${_pd_mounts[i]}
 		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
@@ -71,6 +68,16 @@ _pd_cleanup() {
 		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
+}
+
+_pd_cleanup() {
+	local rc=$? i m l p _pd_ci
+	# The cleanup commands run with eval: their own variables (often i) must not be the
+	# loop counter, hence the unusual name.
+	for ((_pd_ci = ${#_pd_cleanups[@]} - 1; _pd_ci >= 0; _pd_ci--)); do
+		eval "${_pd_cleanups[_pd_ci]}" || true
+	done
+	_pd_release
 	# A sanitizer build reports to the daemon's log; such a report fails a passing test.
 	if [ "$rc" = 0 ] && [ -f "$T/daemon.log" ] &&
 		grep -qE 'ERROR: [A-Za-z]+Sanitizer|WARNING: ThreadSanitizer|runtime error:' "$T/daemon.log"; then

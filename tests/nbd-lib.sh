@@ -6,23 +6,10 @@
 _nbd_pids=()
 at_cleanup '_nbd_stop_all'
 _nbd_stop_all() {
-	local p m l
-	# Filesystems and loop devices first, then plugdisk while its server is still up (it
+	local p
+	# Filesystems, loop devices and plugdisk first, while the server is still up (plugdisk
 	# flushes at exit), then the servers.
-	for m in "${_pd_mounts[@]}"; do
-		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
-	done
-	for l in "${_pd_loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done
-	if [ -f "$T/.loops" ]; then
-		while read -r l f; do
-			[ "$(losetup -n -O BACK-FILE "$l" 2>/dev/null | sed 's/ *$//')" = "$f" ] &&
-				losetup -d "$l" 2>/dev/null
-		done <"$T/.loops"
-	fi
-	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${_pd_pids[@]}"; do
-		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-	done
+	_pd_release
 	for p in "${_nbd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
 	for p in "${_nbd_pids[@]}"; do
 		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
