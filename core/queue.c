@@ -429,10 +429,10 @@ void queue_drain(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	/* Pairs with queue_complete(): the drainer stores drain_waiting then loads completing,
 	 * a completer decrements completing then loads drain_waiting (see struct queue). */
-	smp_store_mb(q->drain_waiting, 1);
+	atomic_add_return_mb(q->drain_waiting, 1);
 	while (q->nr_queued || q->ctrl->in_flight || smp_load_mb(q->completing))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
-	smp_store_mb(q->drain_waiting, 0);
+	atomic_sub_return_mb(q->drain_waiting, 1);
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -476,9 +476,10 @@ void queue_freeze(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	q->held = true;
 	q->frozen = true;
-	smp_store_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
+	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
 	while (q->ctrl->in_flight || smp_load_mb(q->completing))
 		pthread_cond_wait(&q->idle_wait, &q->lock);
+	atomic_sub_return_mb(q->drain_waiting, 1);
 	pthread_mutex_unlock(&q->lock);
 }
 

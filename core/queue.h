@@ -53,7 +53,7 @@ struct queue {
 	 * sets drain_waiting then reads completing; a completer decrements completing then
 	 * reads drain_waiting, so at least one of them sees the other. */
 	unsigned int completing;
-	int drain_waiting;
+	int drain_waiting;		/* how many wait in queue_drain() or queue_freeze() */
 
 	struct timer_entry unplug_tmr;	/* the unplug delay */
 	struct timer_entry restart_tmr;	/* restart after a budget stop */
