@@ -38,7 +38,10 @@
  * With p.latency_absorb, the timer thread measures that lateness at each deadline (its
  * median, see ctrl_note_late()) and each deadline comes that much earlier, by at most half
  * the service time, so that the user sees the service time itself. A bio may then end that
- * much before its submit + latency, which is the point.
+ * much before its submit + latency, which is the point. The device itself stays busy until
+ * the service's end: the slot freed early records that end, and a command waiting for it
+ * starts no earlier. Absorbing shortens the round trip one user sees, never the device's
+ * period, so queue_depth / latency still holds at any iodepth.
  *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
  * which the queue holds whenever it calls in. The pool's work list has its own lock, taken
@@ -131,11 +134,15 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;
 		c->slot_free_nr--;
 		if (timed) {
-			start = freed > rq->last_submit_ns ? freed : rq->last_submit_ns;
+			start = rq->last_submit_ns;
 			if (start < not_before)
 				start = not_before;
 			if (start > now)
 				start = now;
+			/* The slot may come back before the device is done with it, when its
+			 * deadline absorbed the path's cost: the device starts no earlier. */
+			if (freed > start)
+				start = freed;
 		}
 	}
 	/* The head takes its next command when it is free, in device time: a restart timer's
@@ -151,6 +158,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 			start = dev;
 	}
 	rq->dispatch_ns = start;
+	rq->absorbed_ns = 0;
 	rq->deadline_ns = timed ? latency_complete_ns(&c->lat, &c->p, rq->op, rq->offset, rq->len,
 						      start)
 				: start;
@@ -172,7 +180,8 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		uint64_t late = READ_ONCE(c->late_ns);
 		uint64_t half = (rq->deadline_ns - start) / 2;
 
-		rq->deadline_ns -= late < half ? late : half;
+		rq->absorbed_ns = late < half ? late : half;
+		rq->deadline_ns -= rq->absorbed_ns;
 	}
 	if (rq->deadline_ns > c->last_deadline_ns)
 		c->last_deadline_ns = rq->deadline_ns;
@@ -256,14 +265,16 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
 		uint64_t now = queue_now(rq->queue);
+		uint64_t end = rq->deadline_ns + rq->absorbed_ns; /* the service's end */
 
+		/* The device frees the slot when its service ends, however late the timer and
+		 * however early the absorbing deadline; or when the backing I/O, the slower
+		 * part, ended. */
+		rq->free_ns = now > end ? now : end;
 		if (now < rq->deadline_ns) {
-			/* The device frees the slot at the deadline, however late the timer. */
-			rq->free_ns = rq->deadline_ns;
 			timer_arm(c->timer, &rq->tmr, rq->deadline_ns);
 			return;
 		}
-		rq->free_ns = now; /* the backing I/O was the slower part */
 	}
 	queue_complete(rq->queue, rq);
 }

@@ -90,6 +90,41 @@ START_TEST(test_cut_at_most_half)
 }
 END_TEST
 
+/* Absorbing shortens what one submitter sees, never the device's period: requests queued
+ * behind a one-slot device still take a full service time each. */
+START_TEST(test_queued_keep_the_period)
+{
+	static struct tbio q[20];
+	uint64_t t0, late = 70 * US;
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 1000;
+	F.cp.latency_absorb = true;
+	fake_start(&F);
+	run_qd1(400, late);
+	ck_assert_uint_ge(F.c.late_ns, 67 * US);
+	t0 = fake_now(&F);
+	for (int i = 0; i < 20; i++)
+		submit(&F, &q[i], BIO_OP_READ, (uint64_t)i * 64 * KiB, 4 * KiB);
+	queue_unplug_idle(&F.q);
+	for (int i = 0; i < 20; i++) {
+		ck_assert_uint_gt(q[i].deadline, 0); /* dispatched once the one before ended */
+		ck_assert_int_ge(fake_advance_to(&F, q[i].deadline + late), 1);
+		ck_assert_int_eq(q[i].ncomplete, 1);
+		/* back to back: one service time apart, none of it absorbed (give or take
+		 * the estimate's step, as it keeps learning) */
+		if (i) {
+			ck_assert_uint_ge(q[i].deadline - q[i - 1].deadline, 997 * US);
+			ck_assert_uint_le(q[i].deadline - q[i - 1].deadline, 1003 * US);
+		}
+	}
+	/* 20 service times, the first one's end absorbed by the path's cost */
+	ck_assert_uint_ge(q[19].deadline - t0, 20 * 1000 * US - 73 * US);
+	fake_stop(&F);
+}
+END_TEST
+
 START_TEST(test_off_moves_nothing)
 {
 	uint64_t seen;
@@ -113,6 +148,7 @@ int main(void)
 	tcase_add_test(tc, test_lateness_is_absorbed);
 	tcase_add_test(tc, test_stalls_do_not_drag);
 	tcase_add_test(tc, test_cut_at_most_half);
+	tcase_add_test(tc, test_queued_keep_the_period);
 	tcase_add_test(tc, test_off_moves_nothing);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
