@@ -285,7 +285,7 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * completion, whose reply may be preempted by the task it wakes) was slow. */
 static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
-	uint64_t t0 = queue_now(rq->queue);
+	uint64_t t0 = queue_now(rq->queue), t, avg;
 	bool slow;
 	int ret;
 
@@ -295,7 +295,10 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 	if (ret == IO_ASYNC)
 		return false; /* started: the stage ends it through ctrl_rq_io_done() */
 	rq->error = ret;
-	slow = queue_now(rq->queue) - t0 > CTRL_INLINE_SLOW_NS;
+	t = queue_now(rq->queue) - t0;
+	slow = t > CTRL_INLINE_SLOW_NS;
+	avg = READ_ONCE(c->exec_avg_ns);
+	WRITE_ONCE(c->exec_avg_ns, avg - avg / 8 + t / 8);
 	ctrl_io_done(c, rq);
 	return slow;
 }
@@ -361,7 +364,11 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		pool_queue(&c->pool, list, 1);
 		return;
 	}
-	if (tls_in_inline || !tls_inline_fn || !tls_inline_fn(tls_inline_arg)) {
+	/* A backing store that answers in a few microseconds (page cache, tmpfs) is run here
+	 * whatever else waits for this thread: the hand-off to a worker and the worker's reply
+	 * cost more than the I/O. Otherwise the thread asks whether it may. */
+	if (tls_in_inline || !tls_inline_fn ||
+	    (READ_ONCE(c->exec_avg_ns) > CTRL_INLINE_SLOW_NS && !tls_inline_fn(tls_inline_arg))) {
 		pool_queue(&c->pool, list, 0);
 		return;
 	}

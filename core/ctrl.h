@@ -53,6 +53,10 @@ struct ctrl {
 	struct pool pool;
 	unsigned int nr_workers;	/* written at init, read-only after */
 	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
+	/* How long the backing store's synchronous I/O takes lately, in ns: an average over
+	 * about the last 8 requests, written by whichever thread ran one and read by the
+	 * dispatchers; relaxed atomics, a hint for where to run I/O. */
+	uint64_t exec_avg_ns;
 };
 
 /* The most command slots a controller can have (controller.queue_depth's maximum). */

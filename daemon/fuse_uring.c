@@ -36,13 +36,23 @@
  * replies (q->replies) and, when the list was empty, writes the queue's eventfd, which the
  * ring thread always has a read of in flight. The ring thread takes the whole list at each
  * turn of its loop and commits it with one submission: under load, one system call commits
- * many replies. fuse_ring_commit_waits counts the pushes that had to wake it. Submitting
- * takes the queue's sq_lock, which is only contended once the ring thread is gone (at stop,
- * the replies of requests still in flight are committed by whoever sends them).
+ * many replies. fuse_ring_commit_waits counts the pushes that had to wake it. The ring
+ * thread's own commits are only filled in the SQ: they go in with its next wait
+ * (io_uring_submit_and_wait()), or once RING_COMMIT_BATCH of them wait, so that a turn of
+ * the loop costs one system call, not one per reply. Filling and submitting take the
+ * queue's sq_lock, which the wait holds too; only the stop contends for it, and the stop
+ * wakes the thread first (at stop, the replies of requests still in flight are committed
+ * by whoever sends them).
+ *
+ * Affinity. The kernel queues a request on the queue of the CPU that sent it, and delivers
+ * it by task work of the thread that submitted the entry's command: each ring thread is
+ * pinned to its queue's CPU, so the delivery needs no cross-CPU wake-up.
  *
  * The plug. A ring thread has nothing more to submit when its CQ is empty: before it waits
  * for the next CQE it flushes the queue's plug, as a classic receive thread does before it
- * blocks in read(). While CQEs are waiting, it does not run backing I/O inline.
+ * blocks in read(). It runs backing I/O inline when the backing store answers in a few
+ * microseconds (the controller's recent average, ctrl_issue()); otherwise only while its
+ * CQ is empty, so that a slow store does not hold up the requests the ring delivered.
  *
  * Stop. pd_uring_stop() sets u->stopping and writes each queue's eventfd; the ring thread
  * sees it at the eventfd's completion and ends. Unmounting ends the connection, which
@@ -53,6 +63,7 @@
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <linux/fuse.h>
@@ -79,6 +90,8 @@
 /* Room in front of an entry's payload for the request's header and fixed argument, so that
  * libfuse sees one contiguous request; a page keeps the payload page-aligned. */
 #define RING_ROOM 4096u
+/* The ring thread submits its commits when it is about to wait, or once this many wait. */
+#define RING_COMMIT_BATCH 16u
 /* user_data of the eventfd read (entries are pointers, never this small). */
 #define EVFD_TAG 1u
 /* How long the start may take: FUSE_INIT and registration. */
@@ -230,6 +243,9 @@ static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 	return ret;
 }
 
+/* The ring thread of the queue the calling thread serves, or NULL. */
+static __thread struct ring_queue *tls_ring_q;
+
 /* Commit every reply pushed on @q->replies, with one submission. */
 static void ring_commit_replies(struct ring_queue *q)
 {
@@ -241,12 +257,11 @@ static void ring_commit_replies(struct ring_queue *q)
 	pthread_mutex_lock(&q->sq_lock);
 	for (; e; e = e->next_reply)
 		ring_prep(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, e->last_commit_id);
-	ring_flush(q);
+	if (tls_ring_q != q)
+		ring_flush(q);
 	pthread_mutex_unlock(&q->sq_lock);
 }
 
-/* The ring thread of the queue the calling thread serves, or NULL. */
-static __thread struct ring_queue *tls_ring_q;
 
 /* Have @e's reply (already in the entry) committed: at once by the queue's own thread, or
  * after the ring threads stopped; else by the ring thread, woken if it may sleep. */
@@ -256,6 +271,15 @@ static int ring_commit(struct ring_ent *e, uint64_t commit_id)
 	struct ring_ent *old;
 	uint64_t one = 1;
 
+	if (tls_ring_q == q && !smp_load_mb(q->u->stopping)) {
+		/* The ring thread submits it with its next wait (ring_loop()). */
+		int ret;
+
+		pthread_mutex_lock(&q->sq_lock);
+		ret = ring_prep(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
+		pthread_mutex_unlock(&q->sq_lock);
+		return ret;
+	}
 	if (tls_ring_q == q || smp_load_mb(q->u->stopping))
 		return ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
 	e->last_commit_id = commit_id;
@@ -564,8 +588,15 @@ static void ring_loop(struct ring_queue *q)
 				queue_unplug_idle(&pd->q);
 			/* Replies the unplug's inline I/O left for us. */
 			ring_commit_replies(q);
-			ret = io_uring_wait_cqe(&q->ring, &cqe);
+			/* Every commit filled since the last wait goes in with this one. */
+			pthread_mutex_lock(&q->sq_lock);
+			ret = io_uring_submit_and_wait(&q->ring, 1);
+			pthread_mutex_unlock(&q->sq_lock);
 			if (ret == -EINTR)
+				continue;
+			if (ret >= 0)
+				ret = io_uring_peek_cqe(&q->ring, &cqe);
+			if (ret == -EAGAIN)
 				continue;
 			if (ret < 0) {
 				log_err("io_uring_wait_cqe (FUSE queue %u): %s", q->qid, strerror(-ret));
@@ -591,6 +622,13 @@ static void ring_loop(struct ring_queue *q)
 		}
 		if (res == 0) {
 			ring_handle(q, e);
+			/* Under a steady stream the CQ may not run dry for a while: commits
+			 * are not held back for longer than a batch. */
+			if (io_uring_sq_ready(&q->ring) >= RING_COMMIT_BATCH) {
+				pthread_mutex_lock(&q->sq_lock);
+				ring_flush(q);
+				pthread_mutex_unlock(&q->sq_lock);
+			}
 			continue;
 		}
 		if (res == -EAGAIN || res == -EINTR) {
@@ -608,6 +646,24 @@ static void ring_loop(struct ring_queue *q)
 	}
 }
 
+/* The kernel queues a request on the queue of the CPU that sent it and delivers it through
+ * task work of the ring thread: a thread on that CPU takes it without a cross-CPU wake-up.
+ * A CPU that is offline or outside the daemon's allowed set leaves the thread unpinned. */
+static void ring_pin(struct ring_queue *q)
+{
+	cpu_set_t allowed, one;
+	int ret;
+
+	if (pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed) ||
+	    q->qid >= CPU_SETSIZE || !CPU_ISSET(q->qid, &allowed))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(q->qid, &one);
+	ret = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (ret)
+		log_warn("pthread_setaffinity_np (FUSE queue %u): %s", q->qid, strerror(ret));
+}
+
 static void *ring_thread(void *arg)
 {
 	struct ring_queue *q = arg;
@@ -617,6 +673,7 @@ static void *ring_thread(void *arg)
 
 	snprintf(name, sizeof(name), "plugdisk-ring%u", q->qid);
 	pthread_setname_np(pthread_self(), name);
+	ring_pin(q);
 	ctrl_set_thread_inline(ring_may_run_inline, q);
 	tls_ring_q = q;
 
