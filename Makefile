@@ -41,9 +41,9 @@ endif
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 
-# core/backend_nbd.c needs libnbd: it is linked into the daemon only, so that libcore.a and
+# core/backend_nbd*.c need libnbd: they are linked into the daemon only, so that libcore.a and
 # the unit tests do not depend on it.
-NBD_SRC := core/backend_nbd.c
+NBD_SRC := $(wildcard core/backend_nbd*.c)
 CORE_SRC := $(filter-out $(NBD_SRC),$(wildcard core/*.c))
 CONF_SRC := $(wildcard conf/*.c)
 DAEMON_SRC := $(wildcard daemon/*.c)

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The volatile write cache and the power cut.
+/* The volatile write cache: the I/O stage (reads, writes, flushes, discards), destaging to
+ * the image, and the cache's life cycle. Its block map of pending writes is core/cache_map.c,
+ * the power cut core/cache_cut.c, the write log core/wlog.c.
  *
  * Notes on the design.
  *
@@ -18,7 +20,7 @@
  * Destaging. A background thread (or cache_tick() in unit tests) writes pending writes to the
  * image once they have waited cache.destage_delay_ms, at cache.destage_rate, picking a
  * random eligible one among the oldest (PICK_WINDOW) each time: a drive's cache does not
- * destage in submission order. A chunk index (struct chunk_link) finds the pending writes
+ * destage in submission order. A chunk index (core/cache_map.c) finds the pending writes
  * that overlap a range without walking the list.
  * A write is eligible when no older pending write overlaps it, so overlapping writes reach
  * the image in their order and the image never holds an older write over a newer one.
@@ -31,19 +33,7 @@
  * lays those writes over what it read, oldest first. A write destaged meanwhile is then laid
  * over its own data, which is harmless; one that was destaged before is in what was read.
  *
- * The power cut. c->powered goes false under the lock, so nothing new gets in; the cut waits
- * for the destages in flight (they reach the image), takes the pending list, and decides for
- * each write from a seeded generator what reaches the image, by cache.powercut:
- *   drop    nothing;
- *   prefix  in each epoch, the first k writes in completion order, k uniform in 0..n;
- *   subset  each write independently: kept, dropped, or torn;
- *   tear    every write torn.
- * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write, aligned on
- * the disk) and each piece is kept or dropped on its own; inside a unit it is all or nothing.
- * Kept pieces are written in completion order. Bytes outside a write's range never change.
- * The seed is logged with the cut's summary, every choice at debug level, and the same seed
- * over the same pending writes makes the same choices. Until cache_poweron() every request
- * fails with EIO.
+ * The power cut: core/cache_cut.c.
  *
  * Locking: one mutex, c->lock, guards everything; it is never held across the lower stage.
  * A write being destaged is marked (destaging) and stays on the list until it is on the
@@ -56,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/cache.h"
+#include "core/cache_int.h"
 #include "core/prng.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -64,34 +54,6 @@
 const char *const cache_mode_names[] = { "none", "writeback", NULL };
 const char *const cache_flush_names[] = { "honour", "ignore", NULL };
 const char *const cache_cut_names[] = { "drop", "prefix", "subset", "tear", NULL };
-
-/* One link of a pending write in the chunk index: a write is on the bucket list of every
- * CACHE_CHUNK-sized chunk of the disk it touches, so that finding the writes that overlap a
- * range costs the chunks it spans, not the whole list. */
-struct chunk_link {
-	struct chunk_link *prev, *next;	/* c->lock: the bucket's list */
-	uint64_t chunk;			/* offset >> CACHE_CHUNK_SHIFT */
-	struct cache_write *w;
-};
-
-#define CACHE_CHUNK_SHIFT 16
-#define CACHE_BUCKETS (1u << 16)
-
-struct cache_write {
-	struct cache_write *prev, *next;	/* c->lock: the pending list, oldest first */
-	struct chunk_link *links;	/* nlinks, allocated with the write */
-	uint32_t nlinks;
-	uint64_t seq;		/* completion order */
-	uint64_t epoch;
-	uint64_t offset, len;	/* bytes */
-	uint64_t cached_ns;	/* when it completed */
-	bool destaging;		/* c->lock: being written to the image */
-	bool detached;		/* c->lock: off the list, freed by the last reader */
-	bool older_overlap;	/* c->lock: an older pending write overlapped it when cached */
-	uint64_t mark;		/* c->lock: the query that last saw it (see overlaps()) */
-	unsigned int refs;	/* c->lock: readers laying it over their data */
-	uint8_t data[];
-};
 
 int cache_name_index(const char *const *names, const char *name)
 {
@@ -112,76 +74,6 @@ void cache_params_default(struct cache_params *p)
 	p->atomic_write = CACHE_DEFAULT_ATOMIC_WRITE;
 	p->powercut = CACHE_CUT_SUBSET;
 	p->seed = 0;
-}
-
-static uint64_t cache_now(const struct cache *c)
-{
-	return c->clock ? c->clock(c->clock_arg) : clock_now_ns();
-}
-
-static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
-{
-	return a < b + blen && b < a + alen;
-}
-
-static size_t chunk_bucket(const struct cache *c, uint64_t chunk)
-{
-	return (size_t)((chunk * 0x9e3779b97f4a7c15ull) >> 32) & (c->nbuckets - 1);
-}
-
-static void index_add(struct cache *c, struct cache_write *w)
-{
-	uint64_t first = w->offset >> CACHE_CHUNK_SHIFT;
-
-	for (uint32_t i = 0; i < w->nlinks; i++) {
-		struct chunk_link *l = &w->links[i];
-		struct chunk_link **head = &c->buckets[chunk_bucket(c, first + i)];
-
-		l->chunk = first + i;
-		l->w = w;
-		l->prev = NULL;
-		l->next = *head;
-		if (*head)
-			(*head)->prev = l;
-		*head = l;
-	}
-}
-
-static void index_del(struct cache *c, struct cache_write *w)
-{
-	for (uint32_t i = 0; i < w->nlinks; i++) {
-		struct chunk_link *l = &w->links[i];
-
-		if (l->prev)
-			l->prev->next = l->next;
-		else
-			c->buckets[chunk_bucket(c, l->chunk)] = l->next;
-		if (l->next)
-			l->next->prev = l->prev;
-	}
-}
-
-/* Call @fn for every pending write other than @self that overlaps [off, off+len) and is
- * older than @max_seq, each once, in no particular order; stop when it returns true.
- * Returns whether it stopped. c->lock held; @fn may not change the index. */
-static bool overlaps(struct cache *c, uint64_t off, uint64_t len, uint64_t max_seq,
-		     bool (*fn)(struct cache_write *o, void *arg), void *arg)
-{
-	uint64_t first = off >> CACHE_CHUNK_SHIFT, last = (off + len - 1) >> CACHE_CHUNK_SHIFT;
-	uint64_t mark = ++c->query;
-
-	for (uint64_t k = first; k <= last; k++) {
-		for (struct chunk_link *l = c->buckets[chunk_bucket(c, k)]; l; l = l->next) {
-			struct cache_write *o = l->w;
-
-			if (l->chunk != k || o->mark == mark || o->seq >= max_seq)
-				continue;
-			o->mark = mark;
-			if (ranges_overlap(o->offset, o->len, off, len) && fn(o, arg))
-				return true;
-		}
-	}
-	return false;
 }
 
 static bool found_one(struct cache_write *o, void *arg)
@@ -218,8 +110,7 @@ static void rq_copy(struct request *rq, uint64_t at, void *buf, uint64_t len, bo
 	}
 }
 
-/* Write @len bytes of @data at @off through the lower stage. 0 or -errno. */
-static int lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len)
+int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 	struct bio bio = { .op = BIO_OP_WRITE, .offset = off, .len = (uint32_t)len, .iovcnt = 1,
@@ -239,26 +130,6 @@ static int lower_simple(struct cache *c, struct request *orig, enum bio_op op)
 	return io_exec_wait(c->lower, c->lower_arg, &rq);
 }
 
-static void write_unlink(struct cache *c, struct cache_write *w)
-{
-	index_del(c, w);
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		c->head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	else
-		c->tail = w->prev;
-	w->prev = w->next = NULL;
-	c->dirty -= w->len;
-	c->nr_dirty--;
-	if (w->refs)
-		w->detached = true;
-	else
-		free(w);
-}
-
 /* May @w go to the image now? c->lock held. */
 static bool write_is_eligible(struct cache *c, struct cache_write *w)
 {
@@ -266,7 +137,7 @@ static bool write_is_eligible(struct cache *c, struct cache_write *w)
 		return false;
 	if (!w->older_overlap)
 		return true;
-	if (overlaps(c, w->offset, w->len, w->seq, found_one, NULL))
+	if (cache_map_overlaps(c, w->offset, w->len, w->seq, found_one, NULL))
 		return false;
 	w->older_overlap = false; /* older writes never appear later */
 	return true;
@@ -317,14 +188,14 @@ static int destage_one(struct cache *c, struct cache_write *w)
 	w->destaging = true;
 	c->destaging++;
 	pthread_mutex_unlock(&c->lock);
-	ret = lower_write(c, w->offset, w->data, w->len);
+	ret = cache_lower_write(c, w->offset, w->data, w->len);
 	pthread_mutex_lock(&c->lock);
 	w->destaging = false;
 	c->destaging--;
 	if (ret == 0) {
 		c->st.destaged_bytes += w->len;
 		c->st.destaged_writes++;
-		write_unlink(c, w);
+		cache_map_del(c, w);
 	}
 	pthread_cond_broadcast(&c->cond);
 	return ret;
@@ -354,234 +225,6 @@ static int drain(struct cache *c, const struct destage_filter *f)
 }
 
 static const struct destage_filter filter_all = { UINT64_MAX, UINT64_MAX };
-
-/* --- the power cut ---------------------------------------------------------------------- */
-
-/* What the cut keeps of @w: a bitmap of its atomic units, returned in @keep (nunits bits).
- * Returns the bytes kept. */
-static uint64_t cut_tear(struct cache *c, const struct cache_write *w, uint64_t *rng,
-			 uint8_t *keep, uint64_t nunits)
-{
-	uint64_t unit = c->p.atomic_write, kept = 0, u = 0;
-
-	for (uint64_t off = w->offset; off < w->offset + w->len; u++) {
-		uint64_t end = (off / unit + 1) * unit;
-
-		if (end > w->offset + w->len)
-			end = w->offset + w->len;
-		if (u < nunits && (prng_splitmix64(rng) & 1)) {
-			keep[u / 8] |= (uint8_t)(1u << (u % 8));
-			kept += end - off;
-		}
-		off = end;
-	}
-	return kept;
-}
-
-static uint64_t write_units(const struct cache_write *w, uint64_t unit)
-{
-	return (w->offset + w->len - 1) / unit - w->offset / unit + 1;
-}
-
-/* Write the kept units of @w to the image, each run of kept units as one write. */
-static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t *keep)
-{
-	uint64_t unit = c->p.atomic_write, end = w->offset + w->len, off = w->offset, u = 0;
-	uint64_t run = 0;
-	bool in_run = false;
-	int ret = 0, r;
-
-	while (off < end) {
-		uint64_t next = (off / unit + 1) * unit;
-		bool k = keep[u / 8] & (1u << (u % 8));
-
-		if (next > end)
-			next = end;
-		if (k && !in_run) {
-			run = off;
-			in_run = true;
-		} else if (!k && in_run) {
-			r = lower_write(c, run, w->data + (run - w->offset), off - run);
-			if (r && !ret)
-				ret = r;
-			in_run = false;
-		}
-		off = next;
-		u++;
-	}
-	if (in_run) {
-		r = lower_write(c, run, w->data + (run - w->offset), end - run);
-		if (r && !ret)
-			ret = r;
-	}
-	return ret;
-}
-
-/* Finish a cut begun by setting c->powered = false. c->lock held; dropped meanwhile. */
-static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why)
-{
-	struct cache_write *list, *w, *next;
-	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
-	uint64_t n = 0, epoch_left = 0, epoch_keep = 0;
-	int ret = 0;
-
-	if (mode < 0 || mode >= CACHE_CUT_NR)
-		mode = (int)c->p.powercut;
-	c->cutting = true;
-	if (c->has_log)
-		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);
-	pthread_cond_broadcast(&c->cond); /* flushes and full-cache writers fail now */
-	while (c->destaging)
-		pthread_cond_wait(&c->cond, &c->lock);
-	list = c->head;
-	c->head = c->tail = NULL;
-	memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets)); /* every write leaves */
-	pending = c->dirty;
-	n = c->nr_dirty;
-	c->dirty = 0;
-	c->nr_dirty = 0;
-	c->arm.kind = CACHE_ARM_NONE;
-	pthread_mutex_unlock(&c->lock);
-
-	for (w = list; w; w = w->next) {
-		uint64_t nunits = write_units(w, c->p.atomic_write);
-		uint8_t keepbuf[64], *keep = keepbuf;
-		const char *what;
-		uint64_t kept = 0;
-
-		if ((nunits + 7) / 8 > sizeof(keepbuf)) {
-			keep = calloc(1, (nunits + 7) / 8);
-			if (!keep) {
-				log_err("powercut: out of memory: dropping write seq %" PRIu64,
-					w->seq);
-				ndropped++;
-				continue;
-			}
-		} else {
-			memset(keepbuf, 0, sizeof(keepbuf));
-		}
-		switch (mode) {
-		case CACHE_CUT_PREFIX:
-			if (!epoch_left) {
-				/* first write of an epoch: count it and draw its prefix */
-				for (next = w; next && next->epoch == w->epoch; next = next->next)
-					epoch_left++;
-				epoch_keep = prng_splitmix64(&rng) % (epoch_left + 1);
-			}
-			kept = epoch_keep ? w->len : 0;
-			if (epoch_keep)
-				epoch_keep--;
-			epoch_left--;
-			break;
-		case CACHE_CUT_SUBSET:
-			switch (prng_splitmix64(&rng) % 3) {
-			case 0:
-				kept = w->len;
-				break;
-			case 1:
-				break;
-			default:
-				kept = cut_tear(c, w, &rng, keep, nunits);
-				break;
-			}
-			break;
-		case CACHE_CUT_TEAR:
-			kept = cut_tear(c, w, &rng, keep, nunits);
-			break;
-		default: /* CACHE_CUT_DROP */
-			break;
-		}
-		if (kept == w->len) {
-			memset(keep, 0xff, (nunits + 7) / 8);
-			what = "kept";
-			nkept++;
-		} else if (kept) {
-			what = "torn";
-			ntorn++;
-		} else {
-			what = "dropped";
-			ndropped++;
-		}
-		log_debug("powercut: write seq %" PRIu64 " epoch %" PRIu64 " offset %" PRIu64
-			  " len %" PRIu64 ": %s (%" PRIu64 " bytes kept)",
-			  w->seq, w->epoch, w->offset, w->len, what, kept);
-		if (kept) {
-			int r = cut_apply(c, w, keep);
-			if (r && !ret)
-				ret = r;
-		}
-		kept_bytes += kept;
-		if (keep != keepbuf)
-			free(keep);
-	}
-
-	pthread_mutex_lock(&c->lock);
-	for (w = list; w; w = next) {
-		next = w->next;
-		w->prev = w->next = NULL;
-		if (w->refs)
-			w->detached = true;
-		else
-			free(w);
-	}
-	c->st.powercuts++;
-	c->st.last_cut_pending = pending;
-	c->st.last_cut_dropped = pending - kept_bytes;
-	c->st.last_cut_seed = seed;
-	log_info("powercut (%s): mode %s seed %" PRIu64 ": %" PRIu64 " pending writes (%" PRIu64
-		 " bytes): %" PRIu64 " kept, %" PRIu64 " torn, %" PRIu64 " dropped; %" PRIu64
-		 " bytes lost; epochs up to %" PRIu64 " were durable%s",
-		 why, cache_cut_names[mode], seed, n, pending, nkept, ntorn, ndropped,
-		 pending - kept_bytes, c->durable_epoch, ret ? "; writing kept data failed" : "");
-	c->cutting = false;
-	pthread_cond_broadcast(&c->cond);
-}
-
-/* A cut from inside the data path or the tick. c->lock held. */
-static void cut_now_locked(struct cache *c, const char *why)
-{
-	int mode = c->arm.has_mode ? (int)c->arm.mode : -1;
-
-	c->powered = false;
-	cut_finish(c, mode, prng_splitmix64(&c->cut_rng), why);
-}
-
-/* Does an armed cut fire at this op? c->lock held. */
-static bool arm_fires(struct cache *c, enum bio_op op)
-{
-	struct cache_arm *a = &c->arm;
-
-	switch (a->kind) {
-	case CACHE_ARM_FLUSH:
-		return op == BIO_OP_FLUSH && ++a->flushes == a->n;
-	case CACHE_ARM_WRITE:
-		if (op == BIO_OP_FLUSH && a->flushes < a->after_flush)
-			a->flushes++;
-		else if (op == BIO_OP_WRITE && a->flushes >= a->after_flush)
-			return ++a->writes == a->n;
-		return false;
-	case CACHE_ARM_RANDOM:
-		if (op != BIO_OP_WRITE && op != BIO_OP_FLUSH)
-			return false;
-		return ++a->writes == a->n;
-	case CACHE_ARM_TIME:
-		return cache_now(c) >= a->at_ns;
-	default:
-		return false;
-	}
-}
-
-static const char *arm_name(enum cache_arm_kind k)
-{
-	switch (k) {
-	case CACHE_ARM_FLUSH: return "armed at a flush";
-	case CACHE_ARM_WRITE: return "armed at a write";
-	case CACHE_ARM_RANDOM: return "armed at a random op";
-	case CACHE_ARM_TIME: return "armed at a time";
-	default: return "none";
-	}
-}
-
 /* --- the stage -------------------------------------------------------------------------- */
 
 /* The overlapping writes a read lays over its data. */
@@ -635,7 +278,7 @@ static int cache_read(struct cache *c, struct request *rq)
 	if (c->head) {
 		struct collect col = { stackv, 0, 16, false, stackv };
 
-		overlaps(c, rq->offset, rq->len, UINT64_MAX, collect_one, &col);
+		cache_map_overlaps(c, rq->offset, rq->len, UINT64_MAX, collect_one, &col);
 		v = col.v;
 		n = col.n;
 		if (col.oom) {
@@ -675,24 +318,16 @@ static int cache_write(struct cache *c, struct request *rq)
 	struct cache_write *w, *o, *stackv[16];
 	bool was_empty;
 
-	uint64_t nlinks = ((rq_end(rq) - 1) >> CACHE_CHUNK_SHIFT) - (rq->offset >> CACHE_CHUNK_SHIFT) + 1;
-
 	if (!rq->len)
 		return 0;
-	w = malloc(sizeof(*w) + rq->len + nlinks * sizeof(struct chunk_link) + 8);
+	w = cache_write_alloc(rq->offset, rq->len);
 	if (!w)
 		return -ENOMEM;
-	memset(w, 0, sizeof(*w));
-	w->offset = rq->offset;
-	w->len = rq->len;
-	w->nlinks = (uint32_t)nlinks;
-	/* The links follow the data, 8-byte aligned. */
-	w->links = (struct chunk_link *)(((uintptr_t)(w->data + rq->len) + 7) & ~(uintptr_t)7);
 	rq_copy(rq, 0, w->data, rq->len, false);
 
 	pthread_mutex_lock(&c->lock);
-	if (c->powered && arm_fires(c, BIO_OP_WRITE))
-		cut_now_locked(c, arm_name(c->arm.kind));
+	if (c->powered)
+		cache_arm_fire_locked(c, BIO_OP_WRITE);
 	/* Room: destage in this thread, as a full drive cache makes the host wait. */
 	while (c->powered && c->dirty + w->len > c->p.size) {
 		o = pick_eligible(c, &filter_all);
@@ -720,12 +355,12 @@ static int cache_write(struct cache *c, struct request *rq)
 	if (c->head) {
 		struct collect col = { stackv, 0, 16, false, stackv };
 
-		overlaps(c, w->offset, w->len, UINT64_MAX, collect_one, &col);
+		cache_map_overlaps(c, w->offset, w->len, UINT64_MAX, collect_one, &col);
 		for (size_t i = 0; i < col.n; i++) {
 			o = col.v[i];
 			if (o->epoch == w->epoch && !o->destaging && !o->refs &&
 			    o->offset >= w->offset && o->offset + o->len <= w->offset + w->len)
-				write_unlink(c, o);
+				cache_map_del(c, o);
 			else
 				w->older_overlap = true;
 		}
@@ -734,16 +369,7 @@ static int cache_write(struct cache *c, struct request *rq)
 		if (col.v != stackv)
 			free(col.v);
 	}
-	index_add(c, w);
-	was_empty = !c->head;
-	w->prev = c->tail;
-	if (c->tail)
-		c->tail->next = w;
-	else
-		c->head = w;
-	c->tail = w;
-	c->dirty += w->len;
-	c->nr_dirty++;
+	was_empty = cache_map_add(c, w);
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_WRITE, w->epoch, w->offset, w->len, w->data);
 	if (was_empty)
@@ -759,8 +385,8 @@ static int cache_flush(struct cache *c, struct request *rq)
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
-	if (c->powered && arm_fires(c, BIO_OP_FLUSH))
-		cut_now_locked(c, arm_name(c->arm.kind));
+	if (c->powered)
+		cache_arm_fire_locked(c, BIO_OP_FLUSH);
 	if (!c->powered) {
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
@@ -843,7 +469,7 @@ uint64_t cache_tick(struct cache *c)
 	now = cache_now(c);
 	if (c->powered && c->arm.kind == CACHE_ARM_TIME) {
 		if (now >= c->arm.at_ns) {
-			cut_now_locked(c, "armed at a time");
+			cache_cut_locked(c, "armed at a time");
 			pthread_mutex_unlock(&c->lock);
 			return 0;
 		}
@@ -940,13 +566,11 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	seed = p->seed ? p->seed : (clock_now_ns() ^ ((uint64_t)getpid() << 32));
 	c->destage_rng = seed;
 	c->cut_rng = seed ^ 0x5bd1e995u;
-	c->nbuckets = CACHE_BUCKETS;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
-	if (!c->buckets)
+	if (cache_map_init(c))
 		return -ENOMEM;
 	err = pthread_mutex_init(&c->lock, NULL);
 	if (err) {
-		free(c->buckets);
+		cache_map_free(c);
 		return -err;
 	}
 	pthread_condattr_init(&ca);
@@ -955,7 +579,7 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	pthread_condattr_destroy(&ca);
 	if (err) {
 		pthread_mutex_destroy(&c->lock);
-		free(c->buckets);
+		cache_map_free(c);
 		return -err;
 	}
 	if (p->mode == CACHE_MODE_WRITEBACK)
@@ -1006,96 +630,18 @@ int cache_destroy(struct cache *c)
 		ret = drain(c, &filter_all);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
-		write_unlink(c, w);
+		cache_map_del(c, w);
 	}
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		log_err("cache: destaging at exit failed: %s", strerror(-ret));
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
-	free(c->buckets);
-	c->buckets = NULL;
+	cache_map_free(c);
 	if (c->has_log)
 		wlog_close(&c->wlog);
 	c->has_log = false;
 	return ret;
-}
-
-int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
-{
-	pthread_mutex_lock(&c->lock);
-	if (!c->powered) {
-		/* Another cut (armed, or a second command): answer once the disk is down. */
-		while (c->cutting)
-			pthread_cond_wait(&c->cond, &c->lock);
-		pthread_mutex_unlock(&c->lock);
-		return -EALREADY;
-	}
-	c->powered = false;
-	if (!seed)
-		seed = prng_splitmix64(&c->cut_rng);
-	cut_finish(c, mode, seed, why);
-	pthread_mutex_unlock(&c->lock);
-	return 0;
-}
-
-int cache_poweron(struct cache *c)
-{
-	pthread_mutex_lock(&c->lock);
-	while (c->cutting) /* the cut's kept data goes down before anything new */
-		pthread_cond_wait(&c->cond, &c->lock);
-	if (c->powered) {
-		pthread_mutex_unlock(&c->lock);
-		return -EALREADY;
-	}
-	c->powered = true;
-	c->next_destage_ns = 0;
-	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
-	log_info("poweron: the disk serves requests again");
-	return 0;
-}
-
-int cache_arm(struct cache *c, const struct cache_arm *a)
-{
-	struct cache_arm n = { .kind = a->kind, .has_mode = a->has_mode, .mode = a->mode };
-
-	if (a->has_mode && a->mode >= CACHE_CUT_NR)
-		return -EINVAL;
-	switch (a->kind) {
-	case CACHE_ARM_NONE:
-		break;
-	case CACHE_ARM_FLUSH:
-	case CACHE_ARM_WRITE:
-		if (!a->n)
-			return -EINVAL;
-		n.n = a->n;
-		n.after_flush = a->kind == CACHE_ARM_WRITE ? a->after_flush : 0;
-		break;
-	case CACHE_ARM_RANDOM: {
-		uint64_t s;
-
-		if (!a->n)
-			return -EINVAL;
-		pthread_mutex_lock(&c->lock);
-		n.seed = a->seed ? a->seed : prng_splitmix64(&c->cut_rng) | 1;
-		pthread_mutex_unlock(&c->lock);
-		s = n.seed;
-		n.n = 1 + prng_splitmix64(&s) % a->n;
-		n.range = a->n;
-		break;
-	}
-	case CACHE_ARM_TIME:
-		n.at_ns = a->at_ns;
-		break;
-	default:
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&c->lock);
-	c->arm = n;
-	pthread_cond_broadcast(&c->cond); /* the thread's next wake-up may be the arm's time */
-	pthread_mutex_unlock(&c->lock);
-	return 0;
 }
 
 void cache_reconfigure(struct cache *c, const struct cache_params *p)

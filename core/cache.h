@@ -101,7 +101,7 @@ struct cache {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;		/* lock: a destage ended, power changed, work arrived */
 	struct cache_write *head, *tail;	/* lock: pending writes, oldest first */
-	struct chunk_link **buckets;	/* lock: the chunk index of pending writes (cache.c) */
+	struct chunk_link **buckets;	/* lock: the chunk index of pending writes (cache_map.c) */
 	size_t nbuckets;		/* a power of two; read-only */
 	uint64_t query;			/* lock: overlap queries made, to visit each write once */
 	uint64_t dirty;			/* lock: bytes in pending writes */

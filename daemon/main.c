@@ -1,69 +1,35 @@
 // SPDX-License-Identifier: MIT
-/* plugdisk: command line, start-up, signals and clean shutdown.
+/* plugdisk: start-up, the signal loop (SIGHUP reloads) and systemd's status line.
  *
  * Start-up checks everything a user can get wrong before anything is mounted, and answers
  * each with a message and a distinct exit status (see daemon.h). Without -f the process
- * forks, and the parent returns only once the mount is live, with the child's status. */
+ * forks, and the parent returns only once the mount is live, with the child's status. The
+ * command line is daemon/cli.c, the checks daemon/preflight.c, the stop daemon/stop.c. */
 #define FUSE_USE_VERSION 34
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
-#include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/loop.h>
-#include <sys/ioctl.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 #include "core/barrier.h"
 #include "core/backend_nbd.h"
 #include "core/log.h"
-#include "conf/profile.h"
 #include "daemon/cache_ctl.h"
+#include "daemon/cli.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
 #include "daemon/fuse_uring.h"
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
-		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
-		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
-		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
-		"\n"
-		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
-		"\n"
-		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
-		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing),\n"
-		"                         or an NBD URI: nbd://HOST/EXPORT, nbd+unix:///?socket=PATH\n"
-		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
-		"  -f, --foreground       stay in the foreground and log to stderr\n"
-		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
-		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
-		"      --profile NAME     emulate a named device (profile); keys you set win\n"
-		"      --list-profiles    print the device profiles with their sources and exit\n"
-		"      --dump-config      print the settings in force and exit\n"
-		"  -h, --help             this text\n"
-		"  -V, --version          the version\n"
-		"\n"
-		"Signals: SIGTERM/SIGINT drain, fdatasync, unmount and exit; SIGHUP reloads the\n"
-		"config file and applies queue and controller settings live.\n"
-		"Exit status: 0 ok, 1 runtime failure, 2 bad option or config, 3 image problem,\n"
-		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
-}
+#include "daemon/preflight.h"
+#include "daemon/stop.h"
 
 /* ---- status line for systemd ---- */
 
@@ -193,365 +159,6 @@ static void pd_reload(struct pd *pd)
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
 	notify_status(pd, "READY=1\n");
 }
-
-/* ---- shutdown ---- */
-
-/* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */
-static void log_disk_holders(const char *disk)
-{
-	glob_t g;
-	char buf[PATH_MAX + 1];
-
-	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			FILE *f = fopen(g.gl_pathv[i], "re");
-
-			if (!f)
-				continue;
-			if (fgets(buf, sizeof(buf), f)) {
-				buf[strcspn(buf, "\n")] = '\0';
-				if (!strcmp(buf, disk)) {
-					char dev[64];
-
-					sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev);
-					log_warn("%s is still held by loop device /dev/%s "
-						 "(detach it with losetup -d first)",
-						 disk, dev);
-				}
-			}
-			fclose(f);
-		}
-		globfree(&g);
-	}
-	if (glob("/proc/[0-9]*/fd/*", GLOB_NOSORT, NULL, &g) == 0) {
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			ssize_t n = readlink(g.gl_pathv[i], buf, sizeof(buf) - 1);
-			int pid;
-
-			if (n <= 0)
-				continue;
-			buf[n] = '\0';
-			if (strcmp(buf, disk) || sscanf(g.gl_pathv[i], "/proc/%d/", &pid) != 1 ||
-			    pid == getpid())
-				continue;
-			log_warn("%s is still open in process %d", disk, pid);
-		}
-		globfree(&g);
-	}
-}
-
-/* Stop as a removed device does: new requests on the disk fail at once with PD_ESTOPPED,
- * and what is queued or in flight completes normally, with the emulated limits and service
- * latency lifted, so that the stop takes the backing I/O's own time. A second SIGTERM or
- * SIGINT fails the queued requests that have not started and ends the wait. */
-static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
-{
-	struct ctrl_params cp = pd->cfg.ctrl;
-	struct stats_snapshot *ss = malloc(sizeof(*ss));
-
-	if (ss) {
-		queue_snapshot(&pd->q, ss);
-		log_info("stopping: new requests fail with EIO; completing %" PRIu64 " queued and %" PRIu64 " "
-			 "in-flight requests without the emulated limits",
-			 (uint64_t)ss->queued_requests, (uint64_t)ss->in_flight);
-		free(ss);
-	}
-	cp.bandwidth = cp.read_bandwidth = cp.write_bandwidth = 0;
-	cp.iops = cp.read_iops = cp.write_iops = 0;
-	cp.latency_us = cp.read_latency_us = cp.write_latency_us = cp.flush_latency_us = 0;
-	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
-	queue_hold(&pd->q, false);
-	queue_plug_hold(&pd->q, false);
-	queue_unplug_idle(&pd->q);
-	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
-		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
-		int sig = sigtimedwait(sigs, NULL, &ts);
-
-		if (sig == SIGTERM || sig == SIGINT) {
-			unsigned int n = queue_abort(&pd->q, -PD_ESTOPPED);
-
-			log_warn("stopping at once (second %s): failed %u queued requests with EIO",
-				 sig == SIGTERM ? "SIGTERM" : "SIGINT", n);
-		}
-	}
-	queue_drain(&pd->q);
-}
-
-static int pd_shutdown(struct pd *pd, const sigset_t *sigs)
-{
-	char disk[PATH_MAX + 8];
-	int ret, status = EXIT_OK;
-
-	smp_store_mb(pd->stopping, 1);
-	sd_notify(0, "STOPPING=1");
-	/* A stalled request would hold the drain forever: no fault outlives the stop. */
-	if (fault_nr_held(&pd->faults))
-		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
-	fault_clear(&pd->faults);
-	pd_drain_for_stop(pd, sigs);
-	ret = backend_sync(&pd->be);
-	if (ret)
-		status = EXIT_RUNTIME; /* backend_sync logged it */
-
-	snprintf(disk, sizeof(disk), "%s/disk", pd->mountpoint);
-	if (geteuid() == 0 && umount2(pd->mountpoint, 0) < 0 && errno == EBUSY) {
-		log_disk_holders(disk);
-		log_warn("%s is busy: detaching it lazily; every acknowledged write is in the image",
-			 pd->mountpoint);
-	}
-	fuse_session_exit(pd->se);
-	pd_fuse_join(pd);
-	/* Whatever arrived while unmounting. */
-	queue_drain(&pd->q);
-	pd_fuse_trim_buffers(pd, false);
-	/* The write cache goes to the image before the last sync. */
-	pd_cache_stop(pd);
-	if (backend_sync(&pd->be))
-		status = EXIT_RUNTIME;
-	fuse_session_unmount(pd->se);
-	fuse_session_destroy(pd->se);
-	pd->se = NULL;
-	pd_uring_destroy(pd);
-	/* No timer callback may run into the queue or the workers while they go away. */
-	timer_stop(&pd->timer);
-	ctrl_destroy(&pd->ctrl);
-	queue_destroy(&pd->q);
-	fault_set_destroy(&pd->faults);
-	timer_destroy(&pd->timer);
-	backend_close(&pd->be);
-	log_info("stopped");
-	return status;
-}
-
-/* ---- start-up checks ---- */
-
-/* Whether something is mounted at @path; if so and @type is given, its filesystem type
- * (mountinfo's field after " - ", e.g. "fuse.plugdisk"). */
-static bool mount_at(const char *path, char *type, size_t typelen)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096], mp[PATH_MAX];
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... - FSTYPE SOURCE OPTIONS
-		 * (octal escapes for spaces are rare) */
-		char *sep = strstr(line, " - ");
-
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1 || strcmp(mp, path))
-			continue;
-		found = true;
-		if (type && typelen) {
-			char t[64] = "";
-
-			if (sep)
-				sscanf(sep, " - %63s", t);
-			snprintf(type, typelen, "%s", t);
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-/* The mountpoint of the filesystem mounted from /dev/@dev, into @mnt; false if none. */
-static bool mounted_from(const char *dev, char *mnt, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], want[80];
-	bool found = false;
-
-	if (!f)
-		return false;
-	snprintf(want, sizeof(want), "/dev/%s", dev);
-	while (!found && fgets(line, sizeof(line), f)) {
-		char point[4096], src[256], *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", point) != 1 ||
-		    sscanf(sep, " - %*s %255s", src) != 1 || strcmp(src, want))
-			continue;
-		snprintf(mnt, len, "%s", point);
-		found = true;
-	}
-	fclose(f);
-	return found;
-}
-
-/* A crash leaves what was stacked on the dead disk: loop devices on @disk and filesystems on
- * them. A loop device with nothing mounted on it is detached, which is safe: nothing can
- * reach its dead backing file. A mounted filesystem is the user's: it is named, with the
- * commands that release it, and left alone. */
-static void release_dead_holders(const char *disk)
-{
-	glob_t g;
-	char buf[PATH_MAX + 1];
-
-	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++) {
-		FILE *f = fopen(g.gl_pathv[i], "re");
-		char dev[64], mnt[4096], path[80];
-		size_t dl = strlen(disk);
-
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f)) {
-			fclose(f);
-			continue;
-		}
-		fclose(f);
-		buf[strcspn(buf, "\n")] = '\0';
-		if (strncmp(buf, disk, dl) || (buf[dl] && strcmp(buf + dl, " (deleted)")) ||
-		    sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev) != 1)
-			continue;
-		if (mounted_from(dev, mnt, sizeof(mnt))) {
-			fprintf(stderr,
-				"plugdisk: %s: /dev/%s still holds the crashed disk, and %s is mounted "
-				"on it; release them with: umount %s && losetup -d /dev/%s\n",
-				disk, dev, mnt, mnt, dev);
-			continue;
-		}
-		snprintf(path, sizeof(path), "/dev/%s", dev);
-		{
-			int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-			if (fd >= 0 && ioctl(fd, LOOP_CLR_FD, 0) == 0)
-				fprintf(stderr, "plugdisk: %s: detached loop device %s of the crashed "
-					"disk (nothing was mounted on it)\n", disk, path);
-			else
-				fprintf(stderr, "plugdisk: %s: %s still holds the crashed disk; detach it "
-					"with: losetup -d %s (%s)\n", disk, path, path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-		}
-	}
-	globfree(&g);
-}
-
-/* A plugdisk that crashed leaves its mount behind, answering ENOTCONN. Detach it, so that a
- * restart needs no manual step. Only a dead mount of our own filesystem type is touched. */
-static void clear_dead_mount(const char *path)
-{
-	char type[64];
-
-	if (!mount_at(path, type, sizeof(type)) || strcmp(type, "fuse.plugdisk"))
-		return;
-	{
-		struct statvfs sv;
-
-		if (statvfs(path, &sv) == 0 || errno != ENOTCONN)
-			return; /* alive: a running plugdisk owns it */
-	}
-	{
-		char disk[PATH_MAX + 8];
-
-		snprintf(disk, sizeof(disk), "%s/disk", path);
-		release_dead_holders(disk);
-	}
-	if (umount2(path, MNT_DETACH) == 0) {
-		fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n", path);
-		return;
-	}
-	if (errno == EPERM) {
-		char cmd[PATH_MAX + 64];
-
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u -z -- '%s' 2>/dev/null", path);
-		if (!strchr(path, '\'') && system(cmd) == 0)
-			fprintf(stderr, "plugdisk: %s: detached the dead mount of a crashed plugdisk\n",
-				path);
-	}
-}
-
-/* Whether directory @path has entries besides . and .. (false when it cannot be read). */
-static bool dir_has_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool found = false;
-
-	if (!d)
-		return false;
-	while (!found && (de = readdir(d)))
-		found = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return found;
-}
-
-static int check_mountpoint(const char *arg, char **out)
-{
-	struct stat st;
-	char *real;
-
-	if (stat(arg, &st) < 0 && errno == ENOTCONN) {
-		char abs[PATH_MAX], cwd[PATH_MAX];
-		int n = -1;
-
-		/* Without the working directory there is no absolute path to look up: leave
-		 * the mount alone, and the stat below reports it. */
-		if (arg[0] == '/')
-			n = snprintf(abs, sizeof(abs), "%s", arg);
-		else if (getcwd(cwd, sizeof(cwd)))
-			n = snprintf(abs, sizeof(abs), "%s/%s", cwd, arg);
-		if (n >= 0 && (size_t)n < sizeof(abs))
-			clear_dead_mount(abs);
-	}
-	if (stat(arg, &st) < 0) {
-		fprintf(stderr, "plugdisk: mountpoint %s: %s\n", arg, strerror(errno));
-		return EXIT_MOUNT;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "plugdisk: mountpoint %s: not a directory\n", arg);
-		return EXIT_MOUNT;
-	}
-	real = realpath(arg, NULL);
-	if (!real) {
-		fprintf(stderr, "plugdisk: realpath %s: %s\n", arg, strerror(errno));
-		return EXIT_MOUNT;
-	}
-	if (mount_at(real, NULL, 0))
-		clear_dead_mount(real);
-	if (mount_at(real, NULL, 0)) {
-		fprintf(stderr, "plugdisk: mountpoint %s: something is already mounted there\n", real);
-		free(real);
-		return EXIT_MOUNT;
-	}
-	/* As mount(8) allows, but says so: the files there are hidden until the unmount. */
-	if (dir_has_entries(real))
-		fprintf(stderr, "plugdisk: warning: mountpoint %s is not empty: its files are "
-			"hidden while the disk is mounted\n", real);
-	*out = real;
-	return 0;
-}
-
-/* A new image must fit on its filesystem (sparse, but it must be possible to fill it). */
-static int check_image_fits(const char *image, uint64_t size)
-{
-	struct statvfs sv;
-	struct stat st;
-	char *copy, *dir;
-	int ret = 0;
-
-	if (lstat(image, &st) == 0 || errno != ENOENT)
-		return 0;
-	copy = strdup(image);
-	if (!copy)
-		return EXIT_RUNTIME;
-	dir = dirname(copy);
-	if (statvfs(dir, &sv) < 0) {
-		fprintf(stderr, "plugdisk: image %s: directory %s: %s\n", image, dir, strerror(errno));
-		ret = EXIT_IMAGE;
-	} else if ((uint64_t)sv.f_blocks * sv.f_frsize < size) {
-		fprintf(stderr,
-			"plugdisk: image %s: disk.size %" PRIu64 " bytes is larger than its "
-			"filesystem (%" PRIu64 " bytes)\n",
-			image, size, (uint64_t)sv.f_blocks * sv.f_frsize);
-		ret = EXIT_IMAGE;
-	}
-	free(copy);
-	return ret;
-}
-
 /* ---- mount ---- */
 
 /* Take a mount that failed to come up down again: stop the receive threads, unmount and
@@ -634,65 +241,14 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
-enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
-
-/* The options that set a configuration key. A message about the value names the option as
- * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
-static const struct key_opt {
-	int val;		/* getopt_long's value */
-	const char *shortopt;	/* "-s", or NULL */
-	const char *longopt;	/* "--size" */
-	const char *key;	/* NULL: the argument is KEY=VALUE */
-} key_opts[] = {
-	{ 'i', "-i", "--image", "disk.image" },
-	{ 's', "-s", "--size", "disk.size" },
-	{ 'o', "-o", "--options", "mount.options" },
-	{ OPT_SET, NULL, "--set", NULL },
-	{ OPT_PROFILE, NULL, "--profile", "profile" },
-};
-
-static const struct key_opt *key_opt_find(int val)
-{
-	for (size_t i = 0; i < sizeof(key_opts) / sizeof(key_opts[0]); i++)
-		if (key_opts[i].val == val)
-			return &key_opts[i];
-	return NULL;
-}
-
-/* Append a command-line setting; @arg points into argv and lives as long as the process. */
-static int add_arg(struct pd *pd, const char *opt, const char *key, const char *arg)
-{
-	struct conf_arg *v = realloc(pd->args, (pd->nargs + 1) * sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	pd->args = v;
-	pd->args[pd->nargs++] = (struct conf_arg){ .opt = opt, .key = key, .arg = arg };
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "image", required_argument, NULL, 'i' },
-		{ "size", required_argument, NULL, 's' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "options", required_argument, NULL, 'o' },
-		{ "set", required_argument, NULL, OPT_SET },
-		{ "dump-config", no_argument, NULL, OPT_DUMP },
-		{ "profile", required_argument, NULL, OPT_PROFILE },
-		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	static struct pd pdata;
 	struct pd *pd = &pdata;
-	bool foreground = false, dump = false, have_syslog = true, is_nbd;
+	bool foreground, have_syslog = true, is_nbd;
 	char err[1024], *mp = NULL;
-	struct conf_arg cli_opts = { 0 };
-	int c, ret, longindex, ready_pipe[2] = { -1, -1 };
+	struct pd_cli cli;
+	int ret, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
@@ -701,80 +257,24 @@ int main(int argc, char **argv)
 		return pd_ctl_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
-
-	/* getopt_long sets longindex for a long option only */
-	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
-	       -1) {
-		const struct key_opt *ko = key_opt_find(c);
-
-		if (ko) {
-			/* the option as the user spelled it */
-			const char *typed = longindex >= 0 || !ko->shortopt ? ko->longopt
-									    : ko->shortopt;
-
-			if (c == 'o') {
-				/* applied after every --set, whatever the order: -o wins */
-				cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key,
-							      .arg = optarg };
-			} else if (add_arg(pd, typed, ko->key, optarg)) {
-				fprintf(stderr, "plugdisk: out of memory\n");
-				return EXIT_RUNTIME;
-			}
-			continue;
-		}
-		switch (c) {
-		case 'c':
-			pd->config_file = optarg;
-			break;
-		case 'f':
-			foreground = true;
-			break;
-		case OPT_DUMP:
-			dump = true;
-			break;
-		case OPT_LIST_PROFILES:
-			conf_profile_list(stdout);
-			return EXIT_OK;
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		case 'V':
-			printf("plugdisk %s\n", PLUGDISK_VERSION);
-			return EXIT_OK;
-		default:
-			fprintf(stderr, "Try 'plugdisk --help'.\n");
-			return EXIT_USAGE;
-		}
-	}
-	if (cli_opts.arg && add_arg(pd, cli_opts.opt, cli_opts.key, cli_opts.arg)) {
-		fprintf(stderr, "plugdisk: out of memory\n");
-		return EXIT_RUNTIME;
-	}
+	ret = pd_cli_parse(pd, argc, argv, &cli);
+	if (ret >= 0)
+		return ret;
+	foreground = cli.foreground;
 
 	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &pd->cfg, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk: %s\n", err);
 		return EXIT_USAGE;
 	}
-	if (dump) {
+	if (cli.dump) {
 		conf_print(&pd->cfg, stdout);
 		return EXIT_OK;
 	}
-	if (optind < argc) {
-		if (optind + 1 < argc) {
-			fprintf(stderr, "plugdisk: unexpected argument '%s'\nTry 'plugdisk --help'.\n",
-				argv[optind + 1]);
-			return EXIT_USAGE;
-		}
-		mp = argv[optind];
-	} else if (pd->cfg.mount_point && *pd->cfg.mount_point) {
-		mp = pd->cfg.mount_point;
-	} else {
-		fprintf(stderr, "plugdisk: no MOUNTPOINT given (argument or mount.point)\n"
-				"Try 'plugdisk --help'.\n");
-		return EXIT_USAGE;
-	}
-	ret = check_mountpoint(mp, (char **)&pd->mountpoint);
+	ret = pd_cli_mountpoint(&cli, &pd->cfg, &mp);
+	if (ret)
+		return ret;
+	ret = pd_check_mountpoint(mp, (char **)&pd->mountpoint);
 	if (ret)
 		return ret;
 	is_nbd = backend_uri_is_nbd(pd->cfg.disk_image);
@@ -783,7 +283,7 @@ int main(int argc, char **argv)
 	if (is_nbd && !pd->cfg.disk_size_given)
 		pd->cfg.disk_size = 0;
 	if (!is_nbd) {
-		ret = check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
+		ret = pd_check_image_fits(pd->cfg.disk_image, pd->cfg.disk_size);
 		if (ret)
 			return ret;
 	}

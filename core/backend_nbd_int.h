@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/* What the NBD backend's files share and nobody else sees: a connection, a command, the
+ * backend's state, and the calls between the connections (core/backend_nbd_conn.c), the
+ * commands (core/backend_nbd_cmd.c) and open/close/stats (core/backend_nbd.c). Include only
+ * from core/backend_nbd*.c: like them, it is linked into the daemon only.
+ *
+ * Locking. conn->lock guards the handle pointer, the state and the in-flight list;
+ * submitters call nbd_aio_* with it held, so the loop thread can take the handle away and
+ * close it. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
+ * is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
+ * handle lock, then conn->done_lock. nb->log_lock is taken alone. No lock is held while a
+ * request's io_done runs. */
+#ifndef PLUGDISK_BACKEND_NBD_INT_H
+#define PLUGDISK_BACKEND_NBD_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+#include "core/backend_nbd.h"
+#include "core/io.h"
+
+struct nbd_handle;
+
+enum conn_state { CONN_DOWN, CONN_CONNECTING, CONN_UP };
+
+struct nbd_conn;
+struct nbd_be;
+
+/* One request on the wire: one or more NBD commands. */
+struct nbd_io {
+	struct request *rq;
+	char *buf;		/* the data: the request's one buffer, or @bounce */
+	char *bounce;		/* a request of several buffers: one copy of them */
+	bool zero;		/* a write of zeroes sent as WRITE_ZEROES */
+	unsigned int parts;	/* atomic: commands not ended, +1 while still being started */
+	int error;		/* atomic: first error, as -errno */
+};
+
+struct nbd_cmd {
+	struct nbd_io *io;
+	struct nbd_conn *conn;
+	uint64_t start_ns;
+	struct nbd_cmd *prev, *next;	/* conn->lock: the in-flight list, oldest first */
+	bool linked;			/* conn->lock: on the in-flight list */
+	int finished;			/* atomic: ended (exchange) */
+	int error;			/* the completion callback's errno; done_lock */
+	struct nbd_cmd *done_next;	/* conn->done_lock */
+	unsigned int refs;		/* atomic */
+};
+
+struct nbd_conn {
+	struct nbd_be *nb;
+	unsigned int idx;
+	pthread_t thread;
+	bool thread_started;
+	int wake_fd;			/* eventfd: new data to send, a callback elsewhere, stop */
+	pthread_mutex_t lock;
+	struct nbd_handle *h;		/* lock; replaced only by the loop thread */
+	int state;			/* lock to change, with release; acquire to read without
+					 * it (enum conn_state) */
+	struct nbd_cmd *head, *tail;	/* lock: in flight, oldest first */
+	unsigned int in_flight;		/* lock to change; atomic to read */
+	pthread_mutex_t done_lock;
+	struct nbd_cmd *done_head, *done_tail;	/* done_lock */
+	uint64_t reconnects;		/* atomic */
+	uint64_t timeouts;		/* atomic: dropped for no reply within timeout_ms */
+	int stop;			/* atomic */
+};
+
+struct nbd_be {
+	struct backend *be;
+	char *uri;
+	struct nbd_uri u;
+	uint32_t timeout_ms;
+	unsigned int nconns;
+	struct nbd_conn *conns;
+	/* What the server said at the first connection; read-only after open. */
+	char export_name[256];
+	char protocol[32];
+	bool can_flush, can_trim, can_zero, can_fua, can_multi_conn, read_only, tls;
+	uint32_t block_min, block_pref, block_max;
+	uint32_t max_cmd;		/* bytes per command */
+	/* Outage reporting across connections. */
+	pthread_mutex_t log_lock;
+	unsigned int nr_down;		/* log_lock: connections not up */
+	bool outage_logged;		/* log_lock */
+	char retry_why[256];		/* log_lock: the last reconnect failure logged */
+	uint64_t failed_fast;		/* atomic: requests failed while no connection was up */
+};
+
+/* --- connections (core/backend_nbd_conn.c) */
+
+/* Wake @c's loop thread (not from the loop thread itself). Any thread, any lock. */
+void nb_conn_wake(struct nbd_conn *c);
+
+/* Connect @c (it must be down), waiting at most the timeout. On success the connection is up.
+ * Checks the export against what the first connection found (size, read-only). @first: this
+ * is the first connection, which learns them. 0 or -errno, @err set. */
+int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen);
+
+/* Drop @c's connection: close the handle, then end what was in flight with EIO; @why (NULL:
+ * a planned close) is logged once per outage. Loop thread (or open/close with no loop thread
+ * running), no lock held. */
+void nb_conn_drop(struct nbd_conn *c, const char *why);
+
+/* @c's loop thread (pthread_create's start routine): polls, ends replies, drops dead or timed
+ * out connections and reconnects, until c->stop. */
+void *nb_conn_loop(void *arg);
+
+/* --- commands (core/backend_nbd_cmd.c) */
+
+/* Drop a reference to @cmd; the last one frees it. */
+void nb_cmd_put(struct nbd_cmd *cmd);
+
+/* End @cmd once, with @err (-errno or 0). No lock held: may end its request. */
+void nb_cmd_finish(struct nbd_cmd *cmd, int err);
+
+/* End every command on @c's done list. Loop thread, no lock held. */
+void nb_conn_process_done(struct nbd_conn *c);
+
+/* The backend ops' exec (an I/O stage, core/io.h; @arg is the struct backend) and sync (a
+ * flush outside the queue, at stop). */
+int nb_exec(void *arg, struct request *rq);
+int nb_sync(struct backend *be);
+
+#endif

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/* The daemon's command line: the options (those that set a configuration key become
+ * settings in pd->args, applied by the config loader as --set is), --help, and the
+ * MOUNTPOINT argument. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/profile.h"
+#include "daemon/cli.h"
+#include "daemon/daemon.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
+		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
+		"\n"
+		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
+		"\n"
+		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
+		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing),\n"
+		"                         or an NBD URI: nbd://HOST/EXPORT, nbd+unix:///?socket=PATH\n"
+		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
+		"  -f, --foreground       stay in the foreground and log to stderr\n"
+		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
+		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
+		"      --profile NAME     emulate a named device (profile); keys you set win\n"
+		"      --list-profiles    print the device profiles with their sources and exit\n"
+		"      --dump-config      print the settings in force and exit\n"
+		"  -h, --help             this text\n"
+		"  -V, --version          the version\n"
+		"\n"
+		"Signals: SIGTERM/SIGINT drain, fdatasync, unmount and exit; SIGHUP reloads the\n"
+		"config file and applies queue and controller settings live.\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 bad option or config, 3 image problem,\n"
+		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
+}
+
+enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
+
+/* The options that set a configuration key. A message about the value names the option as
+ * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
+static const struct key_opt {
+	int val;		/* getopt_long's value */
+	const char *shortopt;	/* "-s", or NULL */
+	const char *longopt;	/* "--size" */
+	const char *key;	/* NULL: the argument is KEY=VALUE */
+} key_opts[] = {
+	{ 'i', "-i", "--image", "disk.image" },
+	{ 's', "-s", "--size", "disk.size" },
+	{ 'o', "-o", "--options", "mount.options" },
+	{ OPT_SET, NULL, "--set", NULL },
+	{ OPT_PROFILE, NULL, "--profile", "profile" },
+};
+
+static const struct key_opt *key_opt_find(int val)
+{
+	for (size_t i = 0; i < sizeof(key_opts) / sizeof(key_opts[0]); i++)
+		if (key_opts[i].val == val)
+			return &key_opts[i];
+	return NULL;
+}
+
+/* Append a command-line setting; @arg points into argv and lives as long as the process. */
+static int add_arg(struct pd *pd, const char *opt, const char *key, const char *arg)
+{
+	struct conf_arg *v = realloc(pd->args, (pd->nargs + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	pd->args = v;
+	pd->args[pd->nargs++] = (struct conf_arg){ .opt = opt, .key = key, .arg = arg };
+	return 0;
+}
+
+int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "options", required_argument, NULL, 'o' },
+		{ "set", required_argument, NULL, OPT_SET },
+		{ "dump-config", no_argument, NULL, OPT_DUMP },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct conf_arg cli_opts = { 0 };
+	int c, longindex;
+
+	memset(cli, 0, sizeof(*cli));
+	/* getopt_long sets longindex for a long option only */
+	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
+	       -1) {
+		const struct key_opt *ko = key_opt_find(c);
+
+		if (ko) {
+			/* the option as the user spelled it */
+			const char *typed = longindex >= 0 || !ko->shortopt ? ko->longopt
+									    : ko->shortopt;
+
+			if (c == 'o') {
+				/* applied after every --set, whatever the order: -o wins */
+				cli_opts = (struct conf_arg){ .opt = typed, .key = ko->key,
+							      .arg = optarg };
+			} else if (add_arg(pd, typed, ko->key, optarg)) {
+				fprintf(stderr, "plugdisk: out of memory\n");
+				return EXIT_RUNTIME;
+			}
+			continue;
+		}
+		switch (c) {
+		case 'c':
+			pd->config_file = optarg;
+			break;
+		case 'f':
+			cli->foreground = true;
+			break;
+		case OPT_DUMP:
+			cli->dump = true;
+			break;
+		case OPT_LIST_PROFILES:
+			conf_profile_list(stdout);
+			return EXIT_OK;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("plugdisk %s\n", PLUGDISK_VERSION);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'plugdisk --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (cli_opts.arg && add_arg(pd, cli_opts.opt, cli_opts.key, cli_opts.arg)) {
+		fprintf(stderr, "plugdisk: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	cli->pos = argv + optind;
+	cli->npos = argc - optind;
+	return -1;
+}
+
+int pd_cli_mountpoint(const struct pd_cli *cli, const struct pd_config *cfg, char **mp)
+{
+	if (cli->npos > 0) {
+		if (cli->npos > 1) {
+			fprintf(stderr, "plugdisk: unexpected argument '%s'\nTry 'plugdisk --help'.\n",
+				cli->pos[1]);
+			return EXIT_USAGE;
+		}
+		*mp = cli->pos[0];
+	} else if (cfg->mount_point && *cfg->mount_point) {
+		*mp = cfg->mount_point;
+	} else {
+		fprintf(stderr, "plugdisk: no MOUNTPOINT given (argument or mount.point)\n"
+				"Try 'plugdisk --help'.\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}

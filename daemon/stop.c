@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/* Stopping the daemon: no fault outlives the stop, the queue drains without the emulated
+ * limits, the write cache and the image are synced, and the mount goes (lazily, naming what
+ * still holds the disk, when it is busy). */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "core/barrier.h"
+#include "core/log.h"
+#include "daemon/cache_ctl.h"
+#include "daemon/daemon.h"
+#include "daemon/data.h"
+#include "daemon/fuse_uring.h"
+#include "daemon/stop.h"
+
+/* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */
+static void log_disk_holders(const char *disk)
+{
+	glob_t g;
+	char buf[PATH_MAX + 1];
+
+	if (glob("/sys/block/loop*/loop/backing_file", 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			FILE *f = fopen(g.gl_pathv[i], "re");
+
+			if (!f)
+				continue;
+			if (fgets(buf, sizeof(buf), f)) {
+				buf[strcspn(buf, "\n")] = '\0';
+				if (!strcmp(buf, disk)) {
+					char dev[64];
+
+					sscanf(g.gl_pathv[i], "/sys/block/%63[^/]", dev);
+					log_warn("%s is still held by loop device /dev/%s "
+						 "(detach it with losetup -d first)",
+						 disk, dev);
+				}
+			}
+			fclose(f);
+		}
+		globfree(&g);
+	}
+	if (glob("/proc/[0-9]*/fd/*", GLOB_NOSORT, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			ssize_t n = readlink(g.gl_pathv[i], buf, sizeof(buf) - 1);
+			int pid;
+
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			if (strcmp(buf, disk) || sscanf(g.gl_pathv[i], "/proc/%d/", &pid) != 1 ||
+			    pid == getpid())
+				continue;
+			log_warn("%s is still open in process %d", disk, pid);
+		}
+		globfree(&g);
+	}
+}
+
+/* Stop as a removed device does: new requests on the disk fail at once with PD_ESTOPPED,
+ * and what is queued or in flight completes normally, with the emulated limits and service
+ * latency lifted, so that the stop takes the backing I/O's own time. A second SIGTERM or
+ * SIGINT fails the queued requests that have not started and ends the wait. */
+static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
+{
+	struct ctrl_params cp = pd->cfg.ctrl;
+	struct stats_snapshot *ss = malloc(sizeof(*ss));
+
+	if (ss) {
+		queue_snapshot(&pd->q, ss);
+		log_info("stopping: new requests fail with EIO; completing %" PRIu64 " queued and %" PRIu64 " "
+			 "in-flight requests without the emulated limits",
+			 (uint64_t)ss->queued_requests, (uint64_t)ss->in_flight);
+		free(ss);
+	}
+	cp.bandwidth = cp.read_bandwidth = cp.write_bandwidth = 0;
+	cp.iops = cp.read_iops = cp.write_iops = 0;
+	cp.latency_us = cp.read_latency_us = cp.write_latency_us = cp.flush_latency_us = 0;
+	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
+	queue_hold(&pd->q, false);
+	queue_plug_hold(&pd->q, false);
+	queue_unplug_idle(&pd->q);
+	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
+		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
+		int sig = sigtimedwait(sigs, NULL, &ts);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			unsigned int n = queue_abort(&pd->q, -PD_ESTOPPED);
+
+			log_warn("stopping at once (second %s): failed %u queued requests with EIO",
+				 sig == SIGTERM ? "SIGTERM" : "SIGINT", n);
+		}
+	}
+	queue_drain(&pd->q);
+}
+
+int pd_shutdown(struct pd *pd, const sigset_t *sigs)
+{
+	char disk[PATH_MAX + 8];
+	int ret, status = EXIT_OK;
+
+	smp_store_mb(pd->stopping, 1);
+	sd_notify(0, "STOPPING=1");
+	/* A stalled request would hold the drain forever: no fault outlives the stop. */
+	if (fault_nr_held(&pd->faults))
+		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
+	fault_clear(&pd->faults);
+	pd_drain_for_stop(pd, sigs);
+	ret = backend_sync(&pd->be);
+	if (ret)
+		status = EXIT_RUNTIME; /* backend_sync logged it */
+
+	snprintf(disk, sizeof(disk), "%s/disk", pd->mountpoint);
+	if (geteuid() == 0 && umount2(pd->mountpoint, 0) < 0 && errno == EBUSY) {
+		log_disk_holders(disk);
+		log_warn("%s is busy: detaching it lazily; every acknowledged write is in the image",
+			 pd->mountpoint);
+	}
+	fuse_session_exit(pd->se);
+	pd_fuse_join(pd);
+	/* Whatever arrived while unmounting. */
+	queue_drain(&pd->q);
+	pd_fuse_trim_buffers(pd, false);
+	/* The write cache goes to the image before the last sync. */
+	pd_cache_stop(pd);
+	if (backend_sync(&pd->be))
+		status = EXIT_RUNTIME;
+	fuse_session_unmount(pd->se);
+	fuse_session_destroy(pd->se);
+	pd->se = NULL;
+	pd_uring_destroy(pd);
+	/* No timer callback may run into the queue or the workers while they go away. */
+	timer_stop(&pd->timer);
+	ctrl_destroy(&pd->ctrl);
+	queue_destroy(&pd->q);
+	fault_set_destroy(&pd->faults);
+	timer_destroy(&pd->timer);
+	backend_close(&pd->be);
+	log_info("stopped");
+	return status;
+}
