@@ -11,7 +11,8 @@
 # merge plug cpu stats fidelity core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
 # BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
 # times as many), the other sections' repetitions and the seconds per timed run.
-# FIDELITY_PROFILES: the profiles the fidelity section measures (default all).
+# FIDELITY_PROFILES: the profiles the fidelity section measures (default all; with --quick,
+# hdd-7200 ebs-gp2 sd-a1).
 
 set -u
 export LC_ALL=C
@@ -34,12 +35,18 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats fidelity core}"
 : "${BENCH_PHASES:=dd fio ext4}"
 
-# Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT) and the rest
-# (MISC_RT). RT is the one in force; each section sets it.
+# Seconds per timed run: the comparison (CMP_RT), the accuracy windows (ACC_RT), the device
+# profiles (FID_RT) and the rest (MISC_RT). RT is the one in force; each section sets it. RAMP
+# is the accuracy windows' ramp (a bucket starts full); FIO_RAMP that of the other fio runs,
+# none in a quick run, which has to stay under 3 minutes.
+# A quick run checks one rate of each kind (ACC_BW, ACC_IOPS) and, unless FIDELITY_PROFILES
+# says otherwise, the profiles whose models do most (FID_DEFAULT).
 if [ $QUICK = 1 ]; then
-	ROUNDS=1 DD_PASSES=1 REPS=1 CMP_RT=2 ACC_RT=3 MISC_RT=2 RAMP=1
+	ROUNDS=1 DD_PASSES=1 REPS=1 CMP_RT=2 ACC_RT=2 MISC_RT=2 FID_RT=1 RAMP=1 FIO_RAMP=0
+	ACC_BW=20M ACC_IOPS=1000 FID_DEFAULT="hdd-7200 ebs-gp2 sd-a1"
 else
-	ROUNDS=9 DD_PASSES=3 REPS=5 CMP_RT=4 ACC_RT=10 MISC_RT=10 RAMP=1
+	ROUNDS=9 DD_PASSES=3 REPS=5 CMP_RT=4 ACC_RT=10 MISC_RT=10 FID_RT=10 RAMP=1 FIO_RAMP=1
+	ACC_BW="1M 20M 200M" ACC_IOPS="100 1000 10000" FID_DEFAULT=
 fi
 ROUNDS=${BENCH_ROUNDS:-$ROUNDS}
 # A dd round is short and its figure swings most (a pass runs at about 400 or about 1500 MB/s,
@@ -47,7 +54,9 @@ ROUNDS=${BENCH_ROUNDS:-$ROUNDS}
 DD_ROUNDS=$ROUNDS
 [ $QUICK = 1 ] || DD_ROUNDS=$((ROUNDS * 3))
 REPS=${BENCH_REPS:-$REPS}
-if [ -n "${BENCH_RUNTIME:-}" ]; then CMP_RT=$BENCH_RUNTIME ACC_RT=$BENCH_RUNTIME MISC_RT=$BENCH_RUNTIME; fi
+if [ -n "${BENCH_RUNTIME:-}" ]; then
+	CMP_RT=$BENCH_RUNTIME ACC_RT=$BENCH_RUNTIME MISC_RT=$BENCH_RUNTIME FID_RT=$BENCH_RUNTIME
+fi
 RT=$CMP_RT
 SIZE=512M
 SIZE_MB=512
@@ -138,7 +147,7 @@ run_fio() {
 jqn() { jq -r "$2" "$1" 2>/dev/null || echo NA; }
 
 # A fio job against a block device or the disk file: O_DIRECT, libaio, time based.
-FIO_DIRECT=(--name=bench --ioengine=libaio --direct=1 --time_based --ramp_time="$RAMP" --fallocate=none --norandommap --randrepeat=0 --group_reporting)
+FIO_DIRECT=(--name=bench --ioengine=libaio --direct=1 --time_based --ramp_time="$FIO_RAMP" --fallocate=none --norandommap --randrepeat=0 --group_reporting)
 
 # loop_attach LOSETUP-ARGS...: attach a loop device, set LOOPDEV (no subshell: the cleanup
 # list must be updated in this shell).
@@ -505,7 +514,7 @@ fio_ext4() {
 	mountpoint -q "$dir" && sync &&
 		run_fio "$j" --name=smallfiles --directory="$dir" --numjobs=4 --nrfiles=256 \
 			--filesize=4k-64k --bs=4k --rw=randrw --rwmixread=50 --fsync=8 --ioengine=psync \
-			--file_service_type=random --openfiles=32 --time_based --ramp_time="$RAMP" \
+			--file_service_type=random --openfiles=32 --time_based --ramp_time="$FIO_RAMP" \
 			--group_reporting &&
 		jqn "$j" '.jobs[0].read.iops + .jobs[0].write.iops'
 }
@@ -645,7 +654,7 @@ section_accuracy() {
 	RT=$ACC_RT
 	say "rate accuracy: ${RT} s windows after ${RAMP} s of ramp"
 	fresh_image
-	for rate in 1M 20M 200M; do
+	for rate in $ACC_BW; do
 		case $rate in 1M) bytes=1048576 bs=4k ;; 20M) bytes=20971520 bs=64k ;;
 			200M) bytes=209715200 bs=256k ;; esac
 		WIN=NA f=NA
@@ -657,7 +666,7 @@ section_accuracy() {
 		fi
 		rows+=("| controller.bandwidth=$rate | $(mib "$bytes") | $(mib "$WIN") | $(err_pct "$WIN" "$bytes") | $(mib "$f") | $(err_pct "$f" "$bytes") |")
 	done
-	for rate in 100 1000 10000; do
+	for rate in $ACC_IOPS; do
 		WIN=NA f=NA
 		if start_target pd --set controller.iops=$rate; then
 			show_limits

@@ -109,11 +109,11 @@ fid_gp2_burst() {
 
 section_fidelity() {
 	local p k kind tol want got ceil what rows=() base=100
-	RT=$MISC_RT
+	RT=$FID_RT
 	say "fidelity: the device profiles against their data sheets, ${RT} s per load"
 	say "  ceiling: plugdisk without limits"
 	fid_runs ceiling
-	for p in ${FIDELITY_PROFILES:-$FID_PROFILES}; do
+	for p in ${FIDELITY_PROFILES:-${FID_DEFAULT:-$FID_PROFILES}}; do
 		say "  $p"
 		fid_runs "$p" --profile "$p"
 		for k in qd1 qd32 seq p50 p99; do
@@ -130,7 +130,7 @@ section_fidelity() {
 			rows+=("| $p | $what | $want | $(fmt "$got" iops) | $(fid_verdict "$want" "$got" "$ceil" $kind $tol) |")
 		done
 	done
-	case " ${FIDELITY_PROFILES:-$FID_PROFILES} " in
+	case " ${FIDELITY_PROFILES:-${FID_DEFAULT:-$FID_PROFILES}} " in
 	*" ebs-gp2 "*)
 		say "  ebs-gp2 burst, bucket scaled down by $GP2_SCALE"
 		fid_gp2_burst
