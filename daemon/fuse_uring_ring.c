@@ -164,19 +164,19 @@ void ring_commit_replies(struct ring_queue *q)
 static int ring_commit(struct ring_ent *e, uint64_t commit_id)
 {
 	struct ring_queue *q = e->q;
+	bool stopping = smp_load_mb(q->u->stopping);
 	struct ring_ent *old;
 	uint64_t one = 1;
+	int ret;
 
-	if (tls_ring_q == q && !smp_load_mb(q->u->stopping)) {
-		/* The ring thread submits it with its next wait (ring_loop()). */
-		int ret;
-
+	if (tls_ring_q == q && !stopping) {
+		/* Filled only: the ring thread submits it with its next wait (ring_loop()). */
 		pthread_mutex_lock(&q->sq_lock);
 		ret = ring_prep(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
 		pthread_mutex_unlock(&q->sq_lock);
 		return ret;
 	}
-	if (tls_ring_q == q || smp_load_mb(q->u->stopping))
+	if (tls_ring_q == q || stopping)
 		return ring_submit(e, PD_FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id);
 	e->last_commit_id = commit_id;
 	old = READ_ONCE(q->replies);
@@ -490,14 +490,13 @@ static void ring_loop(struct ring_queue *q)
 			pthread_mutex_unlock(&q->sq_lock);
 			if (ret == -EINTR)
 				continue;
-			if (ret >= 0)
-				ret = io_uring_peek_cqe(&q->ring, &cqe);
-			if (ret == -EAGAIN)
-				continue;
 			if (ret < 0) {
-				log_err("io_uring_wait_cqe (FUSE queue %u): %s", q->qid, strerror(-ret));
+				log_err("io_uring_submit_and_wait (FUSE queue %u): %s", q->qid,
+					strerror(-ret));
 				return;
 			}
+			if (io_uring_peek_cqe(&q->ring, &cqe))
+				continue;
 		}
 		res = cqe->res;
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
@@ -505,10 +504,9 @@ static void ring_loop(struct ring_queue *q)
 		if ((uintptr_t)e == EVFD_TAG) {
 			if (smp_load_mb(u->stopping))
 				return;
+			/* The read goes in with the next submission, before the thread waits. */
 			pthread_mutex_lock(&q->sq_lock);
 			ret = ring_arm_eventfd(q);
-			if (!ret)
-				ret = ring_flush(q);
 			pthread_mutex_unlock(&q->sq_lock);
 			if (ret) {
 				log_err("FUSE io_uring queue %u: cannot wait for replies", q->qid);
