@@ -278,11 +278,13 @@ sha_of() {
 # passes bios on unmerged and plugdisk's own merging is what the counters show.
 loop_nomerges() { echo "$2" >"/sys/block/$(basename "$1")/queue/nomerges"; }
 
-# fio_verify_4k DEV NAME RW SIZE: 4 KiB direct I/O at iodepth 32 (libaio) over SIZE of DEV,
+# fio_verify DEV NAME RW SIZE IODEPTH [fio args]: 4 KiB direct I/O (libaio) over SIZE of DEV,
 # written with crc32c checksums and read back; fails the test, with fio's log, if fio fails.
-# Run it from $T: fio keeps state files in the working directory.
-fio_verify_4k() {
-	fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-		--rw="$3" --size="$4" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="$T/fio.log" || { cat "$T/fio.log" >&2; fail "fio $2 failed"; }
+# fio runs in $T, where it keeps its state files.
+fio_verify() {
+	local dev=$1 name=$2 rw=$3 size=$4 qd=$5; shift 5
+	(cd "$T" && fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
+		--iodepth="$qd" --bs=4k --rw="$rw" --size="$size" --verify=crc32c \
+		--verify_fatal=1 --verify_state_save=0 "$@" --output="$T/fio.log") ||
+		{ cat "$T/fio.log" >&2; fail "fio $name (iodepth $qd) failed"; }
 }

@@ -79,16 +79,6 @@ qemu_nbd_start() {
 	fail "qemu-nbd did not start within 10 s"
 }
 
-# fio_verify DEV NAME RW SIZE IODEPTH [fio args]: 4 KiB direct I/O (libaio) over SIZE of DEV,
-# written with crc32c checksums and verified; fails the test with fio's log if fio fails.
-fio_verify() {
-	local dev=$1 name=$2 rw=$3 size=$4 qd=$5; shift 5
-	(cd "$T" && fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
-		--iodepth="$qd" --bs=4k --rw="$rw" --size="$size" --verify=crc32c \
-		--verify_fatal=1 --verify_state_save=0 "$@" --output="$T/fio.log") ||
-		{ cat "$T/fio.log" >&2; fail "fio $name (iodepth $qd) failed"; }
-}
-
 # ext4_roundtrip DISK WHAT: ext4 on a loop device over DISK: mkfs, files, umount, e2fsck -fn
 # clean, remount and checksums equal; detaches the loop device at the end.
 ext4_roundtrip() {
