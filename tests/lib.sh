@@ -51,7 +51,7 @@ _pd_loop_id() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | awk '{pri
 # _pd_release: unmount the test's filesystems, detach its loop devices, and stop its daemons
 # (SIGTERM, then SIGKILL after 5 s): what stacks on a plugdisk goes first.
 _pd_release() {
-	local i m l f p
+	local i m l f
 	for ((i = ${#_pd_mounts[@]} - 1; i >= 0; i--)); do
 		m=${_pd_mounts[i]}
 		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
@@ -63,8 +63,14 @@ _pd_release() {
 			[ "$(_pd_loop_id "$l")" = "$f" ] && losetup -d "$l" 2>/dev/null
 		done <"$T/.loops"
 	fi
-	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${_pd_pids[@]}"; do
+	_pd_term "${_pd_pids[@]}"
+}
+
+# _pd_term PID...: SIGTERM each process, then SIGKILL whichever still runs after 5 s.
+_pd_term() {
+	local p i
+	for p; do kill -TERM "$p" 2>/dev/null || true; done
+	for p; do
 		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
