@@ -208,6 +208,14 @@ assert_gt() { [ "$1" -gt "$2" ] || fail "${3:-not greater}: $1 <= $2"; }
 
 # ---- More helpers (stats snapshots, idle wait, exit-status checks, C helpers). ----
 
+# stat_wait NAME VALUE WHAT [SECONDS]: wait (deadline SECONDS, 5 by default) until NAME in
+# $PD_MNT/stats reads VALUE; fail, naming WHAT, if it does not.
+stat_wait() {
+	local i
+	for i in $(seq $((${4:-5} * 20))); do [ "$(stat_get "$1")" = "$2" ] && return 0; sleep 0.05; done
+	assert_eq "$(stat_get "$1")" "$2" "$3"
+}
+
 # stats_save FILE [MNT]: copy one snapshot of MNT/stats (one open = one consistent copy).
 stats_save() { cat "${2:-$PD_MNT}/stats" >"$1" || fail "cannot read ${2:-$PD_MNT}/stats"; }
 
