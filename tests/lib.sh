@@ -302,3 +302,42 @@ fio_verify() {
 		--verify_fatal=1 --verify_state_save=0 "$@" --output="$T/fio.log") ||
 		{ cat "$T/fio.log" >&2; fail "fio $name (iodepth $qd) failed"; }
 }
+
+# ext4_roundtrip DISK WHAT: ext4 on a loop device over DISK: mkfs, 54 files (4 large, 50
+# small), umount, e2fsck -fn clean, remount and checksums equal. Keeps the checksums in
+# $T/sums for ext4_recheck and detaches the loop device at the end. WHAT names the disk in
+# failure messages.
+ext4_roundtrip() {
+	local disk=$1 what=$2 dev i
+	require_loop
+	require_cmd mkfs.ext4 e2fsck
+	dev=$(loop_attach "$disk")
+	mkfs.ext4 -q -F "$dev" >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log" >&2; fail "$what: mkfs.ext4"; }
+	mkdir -p "$T/ext"
+	mount "$dev" "$T/ext" || fail "$what: mount ext4"
+	track_mount "$T/ext"
+	mkdir -p "$T/ext/d/e"
+	for i in 1 2 3 4; do head -c $((i * 1500000 + 17)) /dev/urandom >"$T/ext/big$i"; done
+	for i in $(seq 50); do head -c $((i * 97)) /dev/urandom >"$T/ext/d/e/small$i"; done
+	(cd "$T/ext" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$T/sums"
+	[ "$(wc -l <"$T/sums")" = 54 ] || fail "$what: expected 54 files"
+	umount "$T/ext" || fail "$what: umount ext4"
+	e2fsck -fn "$dev" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log" >&2; fail "$what: e2fsck -fn not clean"; }
+	mount "$dev" "$T/ext" || fail "$what: remount ext4"
+	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after remount"
+	umount "$T/ext"
+	loop_detach "$dev" || fail "$what: losetup -d"
+}
+
+# ext4_recheck DISK WHAT: the filesystem ext4_roundtrip left on DISK, after a restart of the
+# daemon: e2fsck -fn clean, and mounted read-only, the checksums in $T/sums equal.
+ext4_recheck() {
+	local disk=$1 what=$2 dev
+	dev=$(loop_attach "$disk")
+	e2fsck -fn "$dev" >"$T/fsck2.log" 2>&1 || { cat "$T/fsck2.log" >&2; fail "$what: e2fsck after restart"; }
+	mount -o ro "$dev" "$T/ext" || fail "$what: mount after restart"
+	track_mount "$T/ext"
+	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after restart"
+	umount "$T/ext"
+	loop_detach "$dev" || fail "$what: losetup -d"
+}

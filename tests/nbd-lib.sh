@@ -74,26 +74,3 @@ qemu_nbd_start() {
 	qemu-nbd --persistent --socket="$T/qnbd.sock" "$@" "$img" >>"$T/qemu-nbd.log" 2>&1 &
 	_nbd_started qemu-nbd -S "$T/qnbd.sock"
 }
-
-# ext4_roundtrip DISK WHAT: ext4 on a loop device over DISK: mkfs, files, umount, e2fsck -fn
-# clean, remount and checksums equal; detaches the loop device at the end.
-ext4_roundtrip() {
-	local disk=$1 what=$2 dev i
-	require_loop
-	require_cmd mkfs.ext4 e2fsck
-	dev=$(loop_attach "$disk")
-	mkfs.ext4 -q -F "$dev" >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log" >&2; fail "$what: mkfs.ext4"; }
-	mkdir -p "$T/ext"
-	mount "$dev" "$T/ext" || fail "$what: mount ext4"
-	track_mount "$T/ext"
-	mkdir -p "$T/ext/d"
-	for i in 1 2 3; do head -c $((i * 1500000 + 17)) /dev/urandom >"$T/ext/big$i"; done
-	for i in $(seq 40); do head -c $((i * 97)) /dev/urandom >"$T/ext/d/small$i"; done
-	(cd "$T/ext" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$T/sums"
-	umount "$T/ext" || fail "$what: umount ext4"
-	e2fsck -fn "$dev" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log" >&2; fail "$what: e2fsck -fn not clean"; }
-	mount "$dev" "$T/ext" || fail "$what: remount ext4"
-	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after remount"
-	umount "$T/ext"
-	loop_detach "$dev" || fail "$what: losetup -d"
-}
