@@ -51,7 +51,7 @@ _pd_loop_id() { losetup -n -O BACK-MAJ:MIN,BACK-INO "$1" 2>/dev/null | awk '{pri
 # _pd_release: unmount the test's filesystems, detach its loop devices, and stop its daemons
 # (SIGTERM, then SIGKILL after 5 s): what stacks on a plugdisk goes first.
 _pd_release() {
-	local i m l f p
+	local i m l f
 	for ((i = ${#_pd_mounts[@]} - 1; i >= 0; i--)); do
 		m=${_pd_mounts[i]}
 		mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
@@ -63,8 +63,14 @@ _pd_release() {
 			[ "$(_pd_loop_id "$l")" = "$f" ] && losetup -d "$l" 2>/dev/null
 		done <"$T/.loops"
 	fi
-	for p in "${_pd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${_pd_pids[@]}"; do
+	_pd_term "${_pd_pids[@]}"
+}
+
+# _pd_term PID...: SIGTERM each process, then SIGKILL whichever still runs after 5 s.
+_pd_term() {
+	local p i
+	for p; do kill -TERM "$p" 2>/dev/null || true; done
+	for p; do
 		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
 		kill -KILL "$p" 2>/dev/null || true
 	done
@@ -202,6 +208,14 @@ assert_gt() { [ "$1" -gt "$2" ] || fail "${3:-not greater}: $1 <= $2"; }
 
 # ---- More helpers (stats snapshots, idle wait, exit-status checks, C helpers). ----
 
+# stat_wait NAME VALUE WHAT [SECONDS]: wait (deadline SECONDS, 5 by default) until NAME in
+# $PD_MNT/stats reads VALUE; fail, naming WHAT, if it does not.
+stat_wait() {
+	local i
+	for i in $(seq $((${4:-5} * 20))); do [ "$(stat_get "$1")" = "$2" ] && return 0; sleep 0.05; done
+	assert_eq "$(stat_get "$1")" "$2" "$3"
+}
+
 # stats_save FILE [MNT]: copy one snapshot of MNT/stats (one open = one consistent copy).
 stats_save() { cat "${2:-$PD_MNT}/stats" >"$1" || fail "cannot read ${2:-$PD_MNT}/stats"; }
 
@@ -278,11 +292,52 @@ sha_of() {
 # passes bios on unmerged and plugdisk's own merging is what the counters show.
 loop_nomerges() { echo "$2" >"/sys/block/$(basename "$1")/queue/nomerges"; }
 
-# fio_verify_4k DEV NAME RW SIZE: 4 KiB direct I/O at iodepth 32 (libaio) over SIZE of DEV,
+# fio_verify DEV NAME RW SIZE IODEPTH [fio args]: 4 KiB direct I/O (libaio) over SIZE of DEV,
 # written with crc32c checksums and read back; fails the test, with fio's log, if fio fails.
-# Run it from $T: fio keeps state files in the working directory.
-fio_verify_4k() {
-	fio --name="$2" --filename="$1" --ioengine=libaio --direct=1 --iodepth=32 --bs=4k \
-		--rw="$3" --size="$4" --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
-		--output="$T/fio.log" || { cat "$T/fio.log" >&2; fail "fio $2 failed"; }
+# fio runs in $T, where it keeps its state files.
+fio_verify() {
+	local dev=$1 name=$2 rw=$3 size=$4 qd=$5; shift 5
+	(cd "$T" && fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
+		--iodepth="$qd" --bs=4k --rw="$rw" --size="$size" --verify=crc32c \
+		--verify_fatal=1 --verify_state_save=0 "$@" --output="$T/fio.log") ||
+		{ cat "$T/fio.log" >&2; fail "fio $name (iodepth $qd) failed"; }
+}
+
+# ext4_roundtrip DISK WHAT: ext4 on a loop device over DISK: mkfs, 54 files (4 large, 50
+# small), umount, e2fsck -fn clean, remount and checksums equal. Keeps the checksums in
+# $T/sums for ext4_recheck and detaches the loop device at the end. WHAT names the disk in
+# failure messages.
+ext4_roundtrip() {
+	local disk=$1 what=$2 dev i
+	require_loop
+	require_cmd mkfs.ext4 e2fsck
+	dev=$(loop_attach "$disk")
+	mkfs.ext4 -q -F "$dev" >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log" >&2; fail "$what: mkfs.ext4"; }
+	mkdir -p "$T/ext"
+	mount "$dev" "$T/ext" || fail "$what: mount ext4"
+	track_mount "$T/ext"
+	mkdir -p "$T/ext/d/e"
+	for i in 1 2 3 4; do head -c $((i * 1500000 + 17)) /dev/urandom >"$T/ext/big$i"; done
+	for i in $(seq 50); do head -c $((i * 97)) /dev/urandom >"$T/ext/d/e/small$i"; done
+	(cd "$T/ext" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$T/sums"
+	[ "$(wc -l <"$T/sums")" = 54 ] || fail "$what: expected 54 files"
+	umount "$T/ext" || fail "$what: umount ext4"
+	e2fsck -fn "$dev" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log" >&2; fail "$what: e2fsck -fn not clean"; }
+	mount "$dev" "$T/ext" || fail "$what: remount ext4"
+	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after remount"
+	umount "$T/ext"
+	loop_detach "$dev" || fail "$what: losetup -d"
+}
+
+# ext4_recheck DISK WHAT: the filesystem ext4_roundtrip left on DISK, after a restart of the
+# daemon: e2fsck -fn clean, and mounted read-only, the checksums in $T/sums equal.
+ext4_recheck() {
+	local disk=$1 what=$2 dev
+	dev=$(loop_attach "$disk")
+	e2fsck -fn "$dev" >"$T/fsck2.log" 2>&1 || { cat "$T/fsck2.log" >&2; fail "$what: e2fsck after restart"; }
+	mount -o ro "$dev" "$T/ext" || fail "$what: mount after restart"
+	track_mount "$T/ext"
+	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after restart"
+	umount "$T/ext"
+	loop_detach "$dev" || fail "$what: losetup -d"
 }

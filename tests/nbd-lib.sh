@@ -6,15 +6,10 @@
 _nbd_pids=()
 at_cleanup '_nbd_stop_all'
 _nbd_stop_all() {
-	local p
 	# Filesystems, loop devices and plugdisk first, while the server is still up (plugdisk
 	# flushes at exit), then the servers.
 	_pd_release
-	for p in "${_nbd_pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-	for p in "${_nbd_pids[@]}"; do
-		for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-		kill -KILL "$p" 2>/dev/null || true
-	done
+	_pd_term "${_nbd_pids[@]}"
 }
 
 require_nbd() { require_cmd nbdkit; }
@@ -29,11 +24,26 @@ nbd_free_port() {
 	fail "no free TCP port"
 }
 
+# _nbd_started NAME TEST-OP PATH: the server NAME was just started as a background job:
+# track it for cleanup, set NBD_PID, and wait (deadline 10 s) until `test TEST-OP PATH` holds
+# (its pid file written, its socket made); fail with $T/NAME.log if it exits first.
+_nbd_started() {
+	local name=$1 op=$2 path=$3 i
+	NBD_PID=$!
+	_nbd_pids+=("$NBD_PID")
+	for i in $(seq 200); do
+		test "$op" "$path" && return 0
+		kill -0 "$NBD_PID" 2>/dev/null || { cat "$T/$name.log" >&2; fail "$name exited"; }
+		sleep 0.05
+	done
+	fail "$name did not start within 10 s"
+}
+
 # nbdkit_start unix|tcp [nbdkit args: filters, plugin, params]: start nbdkit in the
 # foreground (background job) on $T/nbd.sock or a free port of 127.0.0.1; wait until it
 # listens. Sets NBD_PID and NBD_URI. Restarting with the same transport reuses the address.
 nbdkit_start() {
-	local tr=$1 i; shift
+	local tr=$1; shift
 	rm -f "$T/nbdkit.pid"
 	if [ "$tr" = unix ]; then
 		NBD_URI="nbd+unix:///?socket=$T/nbd.sock"
@@ -44,14 +54,7 @@ nbdkit_start() {
 		NBD_URI="nbd://127.0.0.1:$NBD_PORT/"
 		nbdkit -f -i 127.0.0.1 -p "$NBD_PORT" -P "$T/nbdkit.pid" "$@" >>"$T/nbdkit.log" 2>&1 &
 	fi
-	NBD_PID=$!
-	_nbd_pids+=("$NBD_PID")
-	for i in $(seq 200); do
-		[ -s "$T/nbdkit.pid" ] && return 0
-		kill -0 "$NBD_PID" 2>/dev/null || { cat "$T/nbdkit.log" >&2; fail "nbdkit exited"; }
-		sleep 0.05
-	done
-	fail "nbdkit did not start within 10 s"
+	_nbd_started nbdkit -s "$T/nbdkit.pid"
 }
 
 # nbd_kill [PID]: kill the server with SIGKILL and reap it.
@@ -65,49 +68,9 @@ nbd_kill() {
 # background job; cache=none so that acknowledged writes are in the image file only after
 # flush is meaningless here, and writes go to the file). Sets NBD_PID and NBD_URI.
 qemu_nbd_start() {
-	local img=$1 i; shift
+	local img=$1; shift
 	require_cmd qemu-nbd
 	NBD_URI="nbd+unix:///?socket=$T/qnbd.sock"
 	qemu-nbd --persistent --socket="$T/qnbd.sock" "$@" "$img" >>"$T/qemu-nbd.log" 2>&1 &
-	NBD_PID=$!
-	_nbd_pids+=("$NBD_PID")
-	for i in $(seq 200); do
-		[ -S "$T/qnbd.sock" ] && return 0
-		kill -0 "$NBD_PID" 2>/dev/null || { cat "$T/qemu-nbd.log" >&2; fail "qemu-nbd exited"; }
-		sleep 0.05
-	done
-	fail "qemu-nbd did not start within 10 s"
-}
-
-# fio_verify DEV NAME RW SIZE IODEPTH [fio args]: 4 KiB direct I/O (libaio) over SIZE of DEV,
-# written with crc32c checksums and verified; fails the test with fio's log if fio fails.
-fio_verify() {
-	local dev=$1 name=$2 rw=$3 size=$4 qd=$5; shift 5
-	(cd "$T" && fio --name="$name" --filename="$dev" --ioengine=libaio --direct=1 \
-		--iodepth="$qd" --bs=4k --rw="$rw" --size="$size" --verify=crc32c \
-		--verify_fatal=1 --verify_state_save=0 "$@" --output="$T/fio.log") ||
-		{ cat "$T/fio.log" >&2; fail "fio $name (iodepth $qd) failed"; }
-}
-
-# ext4_roundtrip DISK WHAT: ext4 on a loop device over DISK: mkfs, files, umount, e2fsck -fn
-# clean, remount and checksums equal; detaches the loop device at the end.
-ext4_roundtrip() {
-	local disk=$1 what=$2 dev i
-	require_loop
-	require_cmd mkfs.ext4 e2fsck
-	dev=$(loop_attach "$disk")
-	mkfs.ext4 -q -F "$dev" >"$T/mkfs.log" 2>&1 || { cat "$T/mkfs.log" >&2; fail "$what: mkfs.ext4"; }
-	mkdir -p "$T/ext"
-	mount "$dev" "$T/ext" || fail "$what: mount ext4"
-	track_mount "$T/ext"
-	mkdir -p "$T/ext/d"
-	for i in 1 2 3; do head -c $((i * 1500000 + 17)) /dev/urandom >"$T/ext/big$i"; done
-	for i in $(seq 40); do head -c $((i * 97)) /dev/urandom >"$T/ext/d/small$i"; done
-	(cd "$T/ext" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$T/sums"
-	umount "$T/ext" || fail "$what: umount ext4"
-	e2fsck -fn "$dev" >"$T/fsck.log" 2>&1 || { cat "$T/fsck.log" >&2; fail "$what: e2fsck -fn not clean"; }
-	mount "$dev" "$T/ext" || fail "$what: remount ext4"
-	(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "$what: checksums differ after remount"
-	umount "$T/ext"
-	loop_detach "$dev" || fail "$what: losetup -d"
+	_nbd_started qemu-nbd -S "$T/qnbd.sock"
 }

@@ -188,6 +188,19 @@ fresh_image() { rm -f "$IMG"; fallocate -l "$SIZE" "$IMG"; }
 # whose CPU and memory are measured; empty for raw). stop_target undoes it.
 TARGET=
 
+# start_nbdkit [nbdkit args: filters, plugin, params]: start nbdkit on the Unix socket
+# $MNT.sock, set NBDKIT_PID and wait (10 s) until the socket is there.
+start_nbdkit() {
+	local sock=$MNT.sock i
+	rm -f "$sock"
+	nbdkit -f -U "$sock" "$@" >>"$W/nbdkit.log" 2>&1 &
+	NBDKIT_PID=$!
+	PIDS+=("$NBDKIT_PID")
+	for i in $(seq 200); do [ -S "$sock" ] && return 0; sleep 0.05; done
+	echo "bench: nbdkit did not start" >&2
+	return 1
+}
+
 start_target() {
 	TARGET=$1; shift
 	DPID='' NBDKIT_PID=''
@@ -200,16 +213,10 @@ start_target() {
 		DPID=$!
 		;;
 	nbd | nbdrate)
-		local sock=$MNT.sock filter=()
-		rm -f "$sock"
+		local filter=()
 		[ "$TARGET" = nbdrate ] && filter=(--filter=rate)
-		nbdkit -f -U "$sock" "${filter[@]}" file "$IMG" "$@" >>"$W/nbdkit.log" 2>&1 &
-		NBDKIT_PID=$!
-		PIDS+=("$NBDKIT_PID")
-		local i
-		for i in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done
-		[ -S "$sock" ] || { echo "bench: nbdkit did not start" >&2; return 1; }
-		nbdfuse "$MNT/disk" --unix "$sock" >>"$W/nbdfuse.log" 2>&1 &
+		start_nbdkit "${filter[@]}" file "$IMG" "$@" || return 1
+		nbdfuse "$MNT/disk" --unix "$MNT.sock" >>"$W/nbdfuse.log" 2>&1 &
 		DPID=$!
 		;;
 	pd | pdu)
@@ -224,14 +231,8 @@ start_target() {
 		# plugdisk's NBD backend over nbdkit's file plugin on a Unix socket: the server
 		# nbdfuse has in the nbd target.
 		[ -x "$PLUGDISK" ] || { echo "bench: $PLUGDISK is not built" >&2; return 1; }
-		local psock=$MNT.sock j
-		rm -f "$psock"
-		nbdkit -f -U "$psock" file "$IMG" >>"$W/nbdkit.log" 2>&1 &
-		NBDKIT_PID=$!
-		PIDS+=("$NBDKIT_PID")
-		for j in $(seq 200); do [ -S "$psock" ] && break; sleep 0.05; done
-		[ -S "$psock" ] || { echo "bench: nbdkit did not start" >&2; return 1; }
-		"$PLUGDISK" -f -i "nbd+unix:///?socket=$psock" --set mount.io_uring=off "$@" "$MNT" \
+		start_nbdkit file "$IMG" || return 1
+		"$PLUGDISK" -f -i "nbd+unix:///?socket=$MNT.sock" --set mount.io_uring=off "$@" "$MNT" \
 			>>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
@@ -278,22 +279,18 @@ stop_target() {
 		wait_exit "$DPID" 60
 		rc=$?
 		[ "$rc" = 0 ] || echo "bench: plugdisk exited with status $rc (see $W/plugdisk.log)" >&2
-		if [ -n "$NBDKIT_PID" ]; then
-			kill -TERM "$NBDKIT_PID" 2>/dev/null
-			wait_exit "$NBDKIT_PID" 30
-			forget_pid "$NBDKIT_PID"
-		fi
 		;;
 	*)
 		fuse_unmount
 		wait_exit "$DPID" 30
-		if [ -n "$NBDKIT_PID" ]; then
-			kill -TERM "$NBDKIT_PID" 2>/dev/null
-			wait_exit "$NBDKIT_PID" 30
-			forget_pid "$NBDKIT_PID"
-		fi
 		;;
 	esac
+	# The NBD server last: the client above it (plugdisk, nbdfuse) flushes as it goes.
+	if [ -n "$NBDKIT_PID" ]; then
+		kill -TERM "$NBDKIT_PID" 2>/dev/null
+		wait_exit "$NBDKIT_PID" 30
+		forget_pid "$NBDKIT_PID"
+	fi
 	if [ -n "$DPID" ]; then forget_pid "$DPID"; fi
 	fuse_unmount
 	forget_word FUSE_MNTS "$MNT"

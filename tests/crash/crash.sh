@@ -25,12 +25,7 @@ require_fuse
 require_cmd fusermount3 od
 case $MODES in *ext4*) require_loop; require_cmd mkfs.ext4 e2fsck losetup ;; esac
 
-# The writer/verifier: from the build (make passes CRASHTOOL or BUILD), else compiled here.
-CT=${CRASHTOOL:-${BUILD:-$TOP/build}/tests/crash/crashtool}
-if [ ! -x "$CT" ]; then
-	CT=$T/crashtool
-	${CC:-cc} -O2 -pthread -o "$CT" "$TESTS_DIR/crash/crashtool.c" || fail "cannot build crashtool"
-fi
+. "$TESTS_DIR/crash/cycle-lib.sh"
 
 IMG=$T/disk.img		# disk cycles: carries its content from cycle to cycle
 FSIMG=$T/fs.img		# ext4 cycles: a fresh mkfs each cycle
@@ -39,22 +34,6 @@ STATE=$T/disk.state	# what the last disk verification found, per sector
 RUN=$((RANDOM * 32768 + RANDOM + 1))
 mkdir -p "$FS"
 track_mount "$FS"
-
-rand() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }		# rand LO HI
-pick() { shift $((RANDOM % $# )); echo "$1"; }			# pick WORD...
-sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
-
-# Only one daemon and one loop device live at a time: once gone, drop them from lib.sh's
-# cleanup lists so that a recycled PID or loop number is never touched.
-forget_daemon() { _pd_pids=(); }
-forget_loop() { _pd_loops=(); }
-# attach_loop FILE [losetup options]: like lib.sh's loop_attach, but sets DEV in this shell, so
-# that the cleanup list really holds the device (a $(...) subshell would lose it).
-attach_loop() {
-	local f=$1; shift
-	DEV=$(losetup -f --show "$@" "$f") || fail "cycle $cycle: losetup $f failed"
-	_pd_loops+=("$DEV")
-}
 
 # random_limits: fill LIMITS with a random set of --set options (some cycles get none).
 random_limits() {
@@ -105,20 +84,6 @@ term_daemon() {
 	[ $rc = 0 ] || { tail -n 30 "$T/daemon.log" >&2; fail "cycle $cycle: daemon exited with status $rc on SIGTERM under load"; }
 }
 
-# wait_writer PID: the writer must stop within 60 s of the crash, with status 0 (finished) or
-# 3 (I/O error after the crash). Anything else is a harness failure; a hang is reported.
-wait_writer() {
-	local pid=$1 i rc=0
-	for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then
-		ps -o pid,stat,wchan:32,cmd -p "$pid" >&2 || true
-		kill -KILL "$pid" 2>/dev/null
-		fail "cycle $cycle: writer still blocked 60 s after the daemon was killed"
-	fi
-	wait "$pid" || rc=$?
-	case $rc in 0 | 3) ;; *) cat "$T/writer.log" >&2; fail "cycle $cycle: writer exited with status $rc" ;; esac
-}
-
 # run_verify ARGS...: run the verifier, add its byte count to the total, fail on a mismatch.
 run_verify() {
 	local out rc=0
@@ -150,7 +115,7 @@ disk_cycle() {
 	sleep_ms "$(rand "$KILL_MIN_MS" "$KILL_MAX_MS")"
 	if [ "$stop" = term ]; then term_daemon; else crash_daemon; fi
 	fusermount3 -u -z "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null || true
-	wait_writer "$wpid"
+	wait_writer "$wpid" "the daemon was killed"
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 
 	pd_start -i "$IMG" -s "$SIZE"
@@ -176,7 +141,7 @@ ext4_cycle() {
 	wpid=$!
 	sleep_ms "$(rand "$KILL_MIN_MS" "$KILL_MAX_MS")"
 	crash_daemon
-	wait_writer "$wpid"
+	wait_writer "$wpid" "the daemon was killed"
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 	umount "$FS" 2>/dev/null || umount -l "$FS"
 	losetup -d "$dev"

@@ -32,11 +32,7 @@ case $MODES in *ext4*) require_loop; require_cmd mkfs.ext4 e2fsck losetup ;; esa
 case $MODES in *xfs*) require_loop; require_cmd mkfs.xfs xfs_repair losetup ;; esac
 case $MODES in *sqlite*) require_loop; require_cmd mkfs.ext4 losetup sqlite3 ;; esac
 
-CT=${CRASHTOOL:-${BUILD:-$TOP/build}/tests/crash/crashtool}
-if [ ! -x "$CT" ]; then
-	CT=$T/crashtool
-	${CC:-cc} -O2 -pthread -o "$CT" "$TESTS_DIR/crash/crashtool.c" || fail "cannot build crashtool"
-fi
+. "$TESTS_DIR/crash/cycle-lib.sh"
 
 IMG=$T/disk.img
 FSIMG=$T/fs.img
@@ -45,17 +41,6 @@ STATE=$T/disk.state
 RUN=$((RANDOM * 32768 + RANDOM + 1))
 mkdir -p "$FS"
 track_mount "$FS"
-
-rand() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
-pick() { shift $((RANDOM % $#)); echo "$1"; }
-sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
-forget_daemon() { _pd_pids=(); }
-forget_loop() { _pd_loops=(); }
-attach_loop() {
-	local f=$1; shift
-	DEV=$(losetup -f --show "$@" "$f") || fail "cycle $cycle: losetup $f failed"
-	_pd_loops+=("$DEV")
-}
 
 # random_cache FLUSH: the cache settings of a cycle, in CACHE.
 random_cache() {
@@ -105,17 +90,6 @@ cut() {
 	ctl powercut
 }
 
-wait_writer() {
-	local pid=$1 i rc=0
-	for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -KILL "$pid" 2>/dev/null
-		fail "cycle $cycle: writer still blocked 60 s after the power cut"
-	fi
-	wait "$pid" || rc=$?
-	case $rc in 0 | 3) ;; *) cat "$T/writer.log" >&2; fail "cycle $cycle: writer exited with status $rc" ;; esac
-}
-
 stop_daemon() { pd_stop; forget_daemon; fusermount3 -u -z "$MNT" 2>/dev/null || true; }
 
 # run_verify EXPECT ARGS...: EXPECT ok (must pass) or lost (must find LOST sectors).
@@ -161,12 +135,12 @@ disk_cycle() {
 		--seed $((SEED * 100000 + cycle)) --quiet "${wargs[@]}" 2>"$T/writer.log" &
 	wpid=$!
 	if [ "$flush" = ignore ]; then
-		wait_writer "$wpid"
+		wait_writer "$wpid" "the power cut"
 		CUT_HOW=command
 		ctl powercut
 	else
 		cut "$([ "$how" = armed ] && echo armed || echo command)" "$wpid"
-		wait_writer "$wpid"
+		wait_writer "$wpid" "the power cut"
 	fi
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 	[ "$(powered)" = 0 ] || fail "cycle $cycle: the power is on after the cut"
@@ -251,7 +225,7 @@ fs_cycle() {
 		--direct-pct "$(pick 0 50)" --sync-pct "$(pick 2 5 10)" 2>"$T/writer.log" &
 	wpid=$!
 	cut "$(pick command armed)" "$wpid"
-	wait_writer "$wpid"
+	wait_writer "$wpid" "the power cut"
 	WRITER_LINE=$(tail -n 1 "$T/writer.log")
 	count_cut
 	fs_after_cut

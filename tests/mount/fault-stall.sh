@@ -15,8 +15,7 @@ pd_start -s 4M
 ctl fault add op=write offset=1M len=4K stall >/dev/null || fail "fault add"
 "$P" -d "$D" pwrite 1048576 4096 8 >"$T/w.out" &
 w=$!
-for i in $(seq 100); do [ "$(stat_get faults_held)" = 1 ] && break; sleep 0.05; done
-assert_eq "$(stat_get faults_held)" 1 "the write is held"
+stat_wait faults_held 1 "the write is held"
 assert_eq "$(stat_get write_fault_stalls)" 1 "stalls counted"
 # The rest of the disk answers meanwhile: the held request holds no receive thread. (Only
 # reads: the kernel's FUSE client lets one write at a time into a file, so other writes to
@@ -42,8 +41,7 @@ assert_eq "$(stat_get read_fault_errors)" 1 "the timeout counted as an error"
 ctl fault add op=write stall >/dev/null || fail "fault add for the stop"
 "$P" -d "$D" pwrite 0 4096 1 >"$T/w2.out" &
 w=$!
-for i in $(seq 100); do [ "$(stat_get faults_held)" = 1 ] && break; sleep 0.05; done
-assert_eq "$(stat_get faults_held)" 1 "held at the stop"
+stat_wait faults_held 1 "held at the stop"
 pd_stop
 wait "$w"
 assert_eq "$(cat "$T/w2.out")" 4096 "the write held at the stop completed"

@@ -54,7 +54,7 @@ assert_eq "$(transport_lines)" 1 "transport log lines"
 grep -q "FUSE transport: io_uring, $ncpu queues of 8 entries" "$T/daemon.log" ||
 	{ cat "$T/daemon.log" >&2; fail "no io_uring line in the log"; }
 echo reset >"$MNT/stats"
-fio_verify_4k "$MNT/disk" ring randrw 16M
+fio_verify "$MNT/disk" ring randrw 16M 32
 stats_save "$T/s"
 ios=$(($(snap_get "$T/s" read_bios) + $(snap_get "$T/s" write_bios)))
 assert_gt "$ios" 4000 "bios of 16 MiB of 4 KiB I/O"

@@ -15,7 +15,7 @@ dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
 [ "$(cat /sys/block/$(basename "$dev")/loop/dio)" = 1 ] || fail "loop device refused direct I/O"
 stats_save "$T/s0"
-fio_verify_4k "$dev" burst write 16M
+fio_verify "$dev" burst write 16M 32
 assert_identities
 stats_save "$T/s1"
 w_bytes=$(($(snap_get "$T/s1" write_bytes) - $(snap_get "$T/s0" write_bytes)))

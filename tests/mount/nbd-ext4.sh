@@ -17,12 +17,6 @@ assert_identities
 pd_stop
 
 pd_start -i "$NBD_URI"
-dev=$(loop_attach "$MNT/disk")
-e2fsck -fn "$dev" >"$T/fsck2.log" 2>&1 || { cat "$T/fsck2.log" >&2; fail "e2fsck after restart"; }
-mount -o ro "$dev" "$T/ext" || fail "mount after restart"
-track_mount "$T/ext"
-(cd "$T/ext" && sha256sum --quiet -c "$T/sums") || fail "checksums differ after restart"
-umount "$T/ext"
-loop_detach "$dev"
+ext4_recheck "$MNT/disk" "nbdkit file"
 pd_stop
 log "ok"

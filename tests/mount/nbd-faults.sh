@@ -46,8 +46,7 @@ took_ms=$((($(date +%s%N) - start) / 1000000))
 log "the read failed after $took_ms ms"
 [ "$took_ms" -lt 15000 ] || fail "the read waited for the server ($took_ms ms), not the timeout"
 assert_eq "$(stat_get nbd_timeouts)" 1 "nbd_timeouts"
-for i in $(seq 100); do [ "$(stat_get nbd_connections_up)" = 1 ] && break; sleep 0.1; done
-assert_eq "$(stat_get nbd_connections_up)" 1 "reconnected after the timeout"
+stat_wait nbd_connections_up 1 "reconnected after the timeout" 10
 assert_eq "$($P -d "$D" pwrite 65536 4096 4)" 4096 "a write after the reconnect"
 pd_stop
 nbd_kill

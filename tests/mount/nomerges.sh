@@ -12,7 +12,7 @@ pd_start -s 64M --set queue.nomerges=2
 assert_eq "$(stat_get queue_nomerges)" 2 "queue_nomerges in stats"
 dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
-fio_verify_4k "$dev" burst write 16M
+fio_verify "$dev" burst write 16M 32
 assert_identities
 stats_save "$T/s1"
 log "write: bios $(snap_get "$T/s1" write_bios) ios $(snap_get "$T/s1" write_ios)"

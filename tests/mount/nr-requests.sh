@@ -14,7 +14,7 @@ pd_start -s 16M --set queue.nr_requests=2 --set queue.unplug_threshold=1 \
 assert_eq "$(stat_get queue_nr_requests)" 2 "queue_nr_requests"
 dev=$(loop_attach "$MNT/disk" --direct-io=on)
 loop_nomerges "$dev" 2
-fio_verify_4k "$dev" deplete randwrite 1M
+fio_verify "$dev" deplete randwrite 1M 32
 loop_detach "$dev"
 assert_identities
 stats_save "$T/s1"

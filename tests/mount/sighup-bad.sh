@@ -45,8 +45,7 @@ hup_refused "missing file" 'pd\.conf'
 # A good file is applied, so the refusals above were real.
 put "$base" 'controller = { bandwidth = "50M"; iops = 100; };'
 kill -HUP "$PD_PID"
-for i in $(seq 100); do [ "$(stat_get limit_iops)" = 100 ] && break; sleep 0.05; done
-assert_eq "$(stat_get limit_iops)" 100 "good config applied"
+stat_wait limit_iops 100 "good config applied"
 assert_eq "$(stat_get limit_bandwidth_bytes)" $((50 << 20)) "good config applied"
 assert_identities
 pd_stop

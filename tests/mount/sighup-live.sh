@@ -51,8 +51,7 @@ loop_detach "$dev"
 # The last reload is in force.
 put "${settings[2]}"
 kill -HUP "$PD_PID"
-for i in $(seq 100); do [ "$(stat_get queue_depth)" = 4 ] && break; sleep 0.05; done
-assert_eq "$(stat_get queue_depth)" 4 "queue_depth after the last reload"
+stat_wait queue_depth 4 "queue_depth after the last reload"
 assert_eq "$(stat_get queue_nomerges)" 1 "queue_nomerges after the last reload"
 assert_eq "$(stat_get limit_bandwidth_bytes)" $((20 << 20)) "bandwidth after the last reload"
 grep -c 'reloaded' "$T/daemon.log" >/dev/null || log "note: no 'reloaded' lines in the log"

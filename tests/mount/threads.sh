@@ -39,7 +39,7 @@ verify_load() {
 	local dev
 	dev=$(loop_attach "$MNT/disk" --direct-io=on)
 	loop_nomerges "$dev" 2
-	fio_verify_4k "$dev" threads randwrite 16M
+	fio_verify "$dev" threads randwrite 16M 32
 	loop_detach "$dev"
 }
 

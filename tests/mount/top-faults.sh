@@ -16,7 +16,7 @@ ctl fault add op=write offset=1M len=4K stall >/dev/null || fail "fault add stal
 assert_eq "$("$T/pdio" -d "$MNT/disk" pread 0 4096)" EIO "the read fault"
 "$T/pdio" -d "$MNT/disk" pwrite 1048576 4096 1 >/dev/null &
 w=$!
-for i in $(seq 100); do [ "$(stat_get faults_held)" = 1 ] && break; sleep 0.05; done
+stat_wait faults_held 1 "the write is held"
 expect_exit 0 "$PLUGDISK" top "$MNT" 0.2 --once
 line=$(grep '^faults ' "$T/out") || fail "no faults line: $(cat "$T/out")"
 log "$line"
