@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/parse.h"
 #include "core/backend.h"
 #include "core/cache.h"
 #include "core/clock.h"
@@ -129,19 +130,18 @@ static int need_cache(struct pd *pd, struct ctl_out *out)
 static int arg_u64(const char *arg, const char *key, uint64_t *v, struct ctl_out *out)
 {
 	size_t kl = strlen(key);
-	const char *p = arg + kl + 1;
-	char *end;
+	const char *p = arg + kl + 1, *end;
+	int ret;
 
 	if (strncmp(arg, key, kl) || arg[kl] != '=')
 		return 1; /* not this key */
-	errno = 0;
-	if (*p < '0' || *p > '9') {
-		ctl_printf(out, "%s: not a number: %s\n", key, p);
+	ret = conf_parse_u64(p, &end, v);
+	if (ret == -ERANGE) {
+		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
 		return -EINVAL;
 	}
-	*v = strtoull(p, &end, 10);
-	if (errno || *end) {
-		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
+	if (ret || *end) {
+		ctl_printf(out, "%s: not a number: %s\n", key, p);
 		return -EINVAL;
 	}
 	return 0;
