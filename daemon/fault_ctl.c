@@ -10,8 +10,6 @@
 #include "daemon/daemon.h"
 #include "daemon/fault_ctl.h"
 
-#define FAULT_USAGE "fault add SPEC | fault del ID | fault clear | fault list"
-
 static void show_line(void *arg, const char *line)
 {
 	ctl_printf(arg, "%s\n", line);
@@ -90,7 +88,7 @@ int fault_ctl_cmd(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		fault_ctl_show(pd, out);
 		return 0;
 	}
-	ctl_printf(out, "usage: " FAULT_USAGE "\n");
+	ctl_printf(out, "usage: " FAULT_CTL_USAGE "\n");
 	return -EINVAL;
 }
 
