@@ -151,24 +151,13 @@ err:
 	return ret;
 }
 
-static void print_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void faults_print(const struct pd_config *c, const struct conf_key *k, FILE *f)
 {
 	(void)k;
 	fputc('(', f);
 	for (size_t i = 0; i < c->faults.n; i++) {
 		fputs(i ? ",\n\t" : "\n\t", f);
-		print_string(f, c->faults.spec[i]);
+		conf_print_string(f, c->faults.spec[i]);
 	}
 	fputs(c->faults.n ? "\n)" : " )", f);
 }

@@ -270,7 +270,7 @@ void conf_free(struct pd_config *c)
 
 /* --- printing ------------------------------------------------------------------------- */
 
-static void print_string(FILE *f, const char *s)
+void conf_print_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -299,13 +299,13 @@ static void print_value(FILE *f, const struct pd_config *c, const struct conf_ke
 		fputs(*(const bool *)p ? "true" : "false", f);
 		return;
 	case CONF_STRING:
-		print_string(f, *(char *const *)p ? *(char *const *)p : "");
+		conf_print_string(f, *(char *const *)p ? *(char *const *)p : "");
 		return;
 	case CONF_CUSTOM:
 		k->custom->print(c, k, f);
 		return;
 	case CONF_ENUM:
-		print_string(f, k->names[conf_num_get(c, k)]);
+		conf_print_string(f, k->names[conf_num_get(c, k)]);
 		return;
 	case CONF_SIZE:
 		v = conf_num_get(c, k);

@@ -175,6 +175,9 @@ void conf_defaults_of(const struct conf_table *const *tabs, struct pd_config *c)
 bool conf_defaults_complete(const struct conf_table *const *tabs, const struct pd_config *c);
 void conf_free_of(const struct conf_table *const *tabs, struct pd_config *c);
 void conf_print_of(const struct conf_table *const *tabs, const struct pd_config *c, FILE *f);
+/* @s as a libconfig string literal: quoted, with quotes, backslashes and control characters
+ * escaped (a custom key's print callback). */
+void conf_print_string(FILE *f, const char *s);
 
 /* Load with the keys of @tabs instead of conf_tables (tests of the table interface). */
 int conf_load_with(const struct conf_table *const *tabs, const char *file,

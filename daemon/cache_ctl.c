@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/parse.h"
 #include "core/backend.h"
 #include "core/cache.h"
 #include "core/clock.h"
@@ -129,19 +130,18 @@ static int need_cache(struct pd *pd, struct ctl_out *out)
 static int arg_u64(const char *arg, const char *key, uint64_t *v, struct ctl_out *out)
 {
 	size_t kl = strlen(key);
-	const char *p = arg + kl + 1;
-	char *end;
+	const char *p = arg + kl + 1, *end;
+	int ret;
 
 	if (strncmp(arg, key, kl) || arg[kl] != '=')
 		return 1; /* not this key */
-	errno = 0;
-	if (*p < '0' || *p > '9') {
-		ctl_printf(out, "%s: not a number: %s\n", key, p);
+	ret = conf_parse_u64(p, &end, v);
+	if (ret == -ERANGE) {
+		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
 		return -EINVAL;
 	}
-	*v = strtoull(p, &end, 10);
-	if (errno || *end) {
-		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
+	if (ret || *end) {
+		ctl_printf(out, "%s: not a number: %s\n", key, p);
 		return -EINVAL;
 	}
 	return 0;
@@ -162,6 +162,18 @@ static int arg_mode(const char *arg, uint32_t *mode, struct ctl_out *out)
 	return 0;
 }
 
+/* The "key=N" words of powercut arm that choose its trigger (one per arm, but for
+ * flush=F write=N); after_flush= and seed= only qualify it. */
+static const struct {
+	const char *key;
+	enum cache_arm_kind kind;
+} arm_triggers[] = {
+	{ "flush", CACHE_ARM_FLUSH },
+	{ "write", CACHE_ARM_WRITE },
+	{ "random", CACHE_ARM_RANDOM },
+	{ "after_ms", CACHE_ARM_TIME },
+};
+
 static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 {
 	struct cache_arm a = { .kind = CACHE_ARM_NONE };
@@ -170,7 +182,8 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 
 	for (int i = 2; i < argc; i++) {
 		const char *s = argv[i];
-		enum cache_arm_kind k = CACHE_ARM_NONE;
+		enum cache_arm_kind k;
+		size_t j;
 
 		if ((ret = arg_mode(s, &a.mode, out)) <= 0) {
 			if (ret)
@@ -178,36 +191,24 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 			a.has_mode = true;
 			continue;
 		}
-		if ((ret = arg_u64(s, "flush", &v, out)) == 0)
-			k = CACHE_ARM_FLUSH;
-		else if (ret < 0)
-			return ret;
-		else if ((ret = arg_u64(s, "write", &v, out)) == 0)
-			k = CACHE_ARM_WRITE;
-		else if (ret < 0)
-			return ret;
-		else if ((ret = arg_u64(s, "random", &v, out)) == 0)
-			k = CACHE_ARM_RANDOM;
-		else if (ret < 0)
-			return ret;
-		else if ((ret = arg_u64(s, "after_ms", &v, out)) == 0)
-			k = CACHE_ARM_TIME;
-		else if (ret < 0)
-			return ret;
-		else if ((ret = arg_u64(s, "after_flush", &v, out)) == 0) {
-			a.after_flush = v;
+		if ((ret = arg_u64(s, "after_flush", &a.after_flush, out)) <= 0 ||
+		    (ret = arg_u64(s, "seed", &a.seed, out)) <= 0) {
+			if (ret)
+				return ret;
 			continue;
-		} else if (ret < 0) {
-			return ret;
-		} else if ((ret = arg_u64(s, "seed", &v, out)) == 0) {
-			a.seed = v;
-			continue;
-		} else if (ret < 0) {
-			return ret;
-		} else {
+		}
+		for (j = 0; j < sizeof(arm_triggers) / sizeof(arm_triggers[0]); j++) {
+			ret = arg_u64(s, arm_triggers[j].key, &v, out);
+			if (ret < 0)
+				return ret;
+			if (!ret)
+				break;
+		}
+		if (ret) {
 			ctl_printf(out, "unknown argument '%s'\n%s\n", s, PD_CACHE_POWERCUT_USAGE);
 			return -EINVAL;
 		}
+		k = arm_triggers[j].kind;
 		/* flush=F write=N: the n-th write after the F-th flush */
 		if (k == CACHE_ARM_WRITE && a.kind == CACHE_ARM_FLUSH) {
 			a.after_flush = a.n;

@@ -676,20 +676,17 @@ static int pd_fanout_wait(struct pd *pd, struct pd_fanout *f, unsigned int max)
 	return error;
 }
 
-/* A zero-filled source for zeroing writes, shared by every bio (read-only). */
-/* The shared zero source (core/backend.h): a backend that sees only it in a write request
- * may turn it into a zeroing command (NBD WRITE_ZEROES). */
-#define ZERO_CHUNK BACKEND_ZERO_CHUNK
-#define zero_chunk backend_zero_chunk
-
-/* One bio of a range operation: a write of zeroes or a discard of [@off, @off + @len). */
+/* One bio of a range operation: a write of zeroes or a discard of [@off, @off + @len).
+ * A zeroing write's data is the shared backend_zero_chunk (core/backend.h), so that a backend
+ * that sees only it in a write request may turn it into a zeroing command (NBD WRITE_ZEROES). */
 static struct pd_io *pd_range_bio(struct pd *pd, enum bio_op op, uint64_t off, uint32_t len)
 {
-	unsigned int nv = op == BIO_OP_WRITE ? (len + ZERO_CHUNK - 1) / ZERO_CHUNK : 0;
+	unsigned int nv =
+		op == BIO_OP_WRITE ? (len + BACKEND_ZERO_CHUNK - 1) / BACKEND_ZERO_CHUNK : 0;
 	size_t extra = nv * sizeof(struct iovec);
 	struct pd_io *io;
 
-	/* A zeroing bio's iovecs count against the data budget; its data is zero_chunk. */
+	/* A zeroing bio's iovecs count against the data budget; its data is backend_zero_chunk. */
 	if (extra)
 		pd_data_get(pd, extra);
 	io = pd_io_new(pd, NULL, op, off, len, extra);
@@ -703,10 +700,10 @@ static struct pd_io *pd_range_bio(struct pd *pd, enum bio_op op, uint64_t off, u
 		io->bio.iov = (struct iovec *)io->data;
 		io->bio.iovcnt = (int)nv;
 		for (unsigned int k = 0; k < nv; k++) {
-			uint32_t left = len - k * ZERO_CHUNK;
+			uint32_t left = len - k * BACKEND_ZERO_CHUNK;
 
-			io->bio.iov[k].iov_base = (void *)zero_chunk;
-			io->bio.iov[k].iov_len = left < ZERO_CHUNK ? left : ZERO_CHUNK;
+			io->bio.iov[k].iov_base = (void *)backend_zero_chunk;
+			io->bio.iov[k].iov_len = left < BACKEND_ZERO_CHUNK ? left : BACKEND_ZERO_CHUNK;
 		}
 	}
 	return io;

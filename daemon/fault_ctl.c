@@ -6,10 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/parse.h"
 #include "daemon/daemon.h"
 #include "daemon/fault_ctl.h"
-
-#define FAULT_USAGE "fault add SPEC | fault del ID | fault clear | fault list"
 
 static void show_line(void *arg, const char *line)
 {
@@ -22,17 +21,13 @@ void fault_ctl_show(struct pd *pd, struct ctl_out *out)
 		out->oom = 1;
 }
 
-/* A fault id: a decimal > 0. */
+/* A fault id: a decimal > 0, without leading zeros. */
 static int parse_id(const char *s, unsigned int *id)
 {
-	char *end;
-	unsigned long v;
+	const char *end;
+	uint64_t v;
 
-	if (*s < '1' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*end || errno || v > 0xffffffffu)
+	if (*s == '0' || conf_parse_u64(s, &end, &v) || *end || v > UINT32_MAX)
 		return -EINVAL;
 	*id = (unsigned int)v;
 	return 0;
@@ -93,7 +88,7 @@ int fault_ctl_cmd(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		fault_ctl_show(pd, out);
 		return 0;
 	}
-	ctl_printf(out, "usage: " FAULT_USAGE "\n");
+	ctl_printf(out, "usage: " FAULT_CTL_USAGE "\n");
 	return -EINVAL;
 }
 

@@ -5,6 +5,9 @@
 
 #include "daemon/control.h"
 
+/* The fault command's usage line, for "help" and for its errors. */
+#define FAULT_CTL_USAGE "fault add SPEC | fault del ID | fault clear | fault list"
+
 /* "fault add SPEC...", "fault del ID", "fault clear", "fault list" (a ctl_cmd_fn). */
 int fault_ctl_cmd(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 

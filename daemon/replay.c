@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf/parse.h"
 #include "core/backend.h"
 #include "core/cache.h"
 #include "core/log.h"
@@ -33,15 +34,12 @@ static void replay_usage(FILE *f)
 		"Exit: 0 done, 1 I/O error or bad log, 2 usage.\n");
 }
 
+/* A whole decimal argument: nothing may follow the digits. */
 static int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
+	const char *end;
 
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
+	return conf_parse_u64(s, &end, v) || *end ? -EINVAL : 0;
 }
 
 static int replay_list(struct wlog_reader *r)

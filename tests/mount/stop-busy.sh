@@ -4,7 +4,8 @@
 # 500-IOPS disk, the daemon exits 0 long before the writer would have ended (its new requests
 # fail with EIO from the signal on), and every write the writer saw succeed is in the image
 # after a restart. On a 512 B/s disk, a queued 64 KiB write (two minutes at that rate) is
-# completed with the limits lifted, and verifies.
+# completed with the limits lifted, and verifies. On a disk out of burst credits, the queued
+# writes are not held to the credit rate.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_cmd fio jq
@@ -68,3 +69,26 @@ assert_eq "$rc" 0 "exit status of the 512 B/s daemon"
 wait $dd_pid || { cat "$T/dd.err" >&2; fail "the queued 64 KiB write failed"; }
 assert_eq "$(sha_of "$T/disk.img" $((3 * 65536)) 65536)" "$(sha_of "$T/blob")" \
 	"the queued write in the image"
+
+# Out of burst credits at 1 I/O per second: the queued writes complete with the credit bucket
+# lifted too, not one a second.
+rm -f "$T/disk.img"
+pd_start -s 16M --set queue.nomerges=2 --set controller.credit_capacity=8 \
+	--set controller.credit_baseline_iops=1
+fio --name=c --filename="$MNT/disk" --rw=randwrite --bs=4k --size=16M --iodepth=32 \
+	--ioengine=libaio --direct=1 --time_based --runtime=120 >/dev/null 2>&1 &
+fio_pid=$!
+at_cleanup "kill $fio_pid 2>/dev/null"
+for _ in $(seq 200); do
+	[ "$(stat_get queued_requests)" -ge 24 ] && break
+	sleep 0.05
+done
+assert_gt "$(stat_get queued_requests)" 23 "writes queued behind the empty credit bucket"
+kill -TERM "$PD_PID"
+# At one a second, the 24 or more queued writes would keep the daemon over 20 s.
+for _ in $(seq 400); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
+kill -0 "$PD_PID" 2>/dev/null && fail "the daemon out of credits still runs 20 s after SIGTERM"
+rc=0
+wait "$PD_PID" || rc=$?
+assert_eq "$rc" 0 "exit status of the daemon out of credits"
+wait $fio_pid 2>/dev/null || true
