@@ -70,12 +70,6 @@ uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
 	return us * NSEC_PER_USEC;
 }
 
-/* The time on @q's clock: a fake clock in unit tests. */
-static uint64_t q_clock(const struct queue *q)
-{
-	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
-}
-
 /* Track the median of @late: each sample moves the estimate a small step towards it, so
  * rare long stalls of a loaded machine do not drag it. Timer thread only. */
 static void ctrl_note_late(struct ctrl *c, uint64_t late)
@@ -102,7 +96,7 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 
 	(void)now;
 	queue_complete(q, rq); /* frees rq */
-	now = q_clock(q);
+	now = queue_now(q);
 	ctrl_note_late(c, now > due ? now - due : 0);
 }
 
