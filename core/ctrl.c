@@ -359,8 +359,8 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 
 	if (!list)
 		return;
-	if (c->inline_exec) {
-		ctrl_run_here(c, list);
+	if (!c->pool.nr_threads) {
+		ctrl_run_here(c, list); /* no workers (tests) */
 		return;
 	}
 	if (pool_in_thread()) {
@@ -413,17 +413,13 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	if (ret) {
 		free(c->slot_free);
 		c->slot_free = NULL;
-		return ret;
 	}
-	c->nr_workers = c->pool.nr_threads;
-	c->inline_exec = !p->workers;
-	return 0;
+	return ret;
 }
 
 void ctrl_destroy(struct ctrl *c)
 {
 	pool_destroy(&c->pool);
-	c->nr_workers = 0;
 	free(c->slot_free);
 	c->slot_free = NULL;
 }

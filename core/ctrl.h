@@ -49,10 +49,9 @@ struct ctrl {
 	 * any I/O; its lock is taken after q->lock. */
 	struct fault_set *faults;
 
-	/* The backend workers (lock order: q->lock, then pool.lock). */
+	/* The backend workers (lock order: q->lock, then pool.lock); with none
+	 * (pool.nr_threads 0, tests), I/O runs in the dispatching thread. */
 	struct pool pool;
-	unsigned int nr_workers;	/* written at init, read-only after */
-	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
 	/* How long the backing store's synchronous I/O takes lately, in ns: an average over
 	 * about the last 8 requests, written by whichever thread ran one and read by the
 	 * dispatchers; relaxed atomics, a hint for where to run I/O. */
