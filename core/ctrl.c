@@ -57,19 +57,6 @@
 #include "core/log.h"
 #include "core/queue.h"
 
-uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
-{
-	uint64_t us = p->latency_us;
-
-	if (op == BIO_OP_READ && p->read_latency_us)
-		us = p->read_latency_us;
-	else if (op == BIO_OP_WRITE && p->write_latency_us)
-		us = p->write_latency_us;
-	else if (op == BIO_OP_FLUSH && p->flush_latency_us)
-		us = p->flush_latency_us;
-	return us * NSEC_PER_USEC;
-}
-
 /* Track the median of @late: each sample moves the estimate a small step towards it, so
  * rare long stalls of a loaded machine do not drag it. Timer thread only. */
 static void ctrl_note_late(struct ctrl *c, uint64_t late)

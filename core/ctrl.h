@@ -111,7 +111,4 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 /* Copy the state of the burst credits and the write cliff into @ss. q->lock held. */
 void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
 
-/* The service latency of a command of @op, in ns. */
-uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op);
-
 #endif

@@ -62,39 +62,37 @@ double lat_dist_value(enum lat_dist d, double median, double tail, double q, dou
 	return v > 0 ? v : 0;
 }
 
-static uint64_t median_us(const struct ctrl_params *p, enum bio_op op)
+/* @op's own value of a per-op key (@rd, @wr, @fl), or the key for every op (@all) when that
+ * is 0 or @op has none. */
+static uint64_t per_op(enum bio_op op, uint64_t all, uint64_t rd, uint64_t wr, uint64_t fl)
 {
-	if (op == BIO_OP_READ && p->read_latency_us)
-		return p->read_latency_us;
-	if (op == BIO_OP_WRITE && p->write_latency_us)
-		return p->write_latency_us;
-	if (op == BIO_OP_FLUSH && p->flush_latency_us)
-		return p->flush_latency_us;
-	return p->latency_us;
+	uint64_t v = op == BIO_OP_READ ? rd : op == BIO_OP_WRITE ? wr : op == BIO_OP_FLUSH ? fl : 0;
+
+	return v ? v : all;
 }
 
-static uint64_t tail_us(const struct ctrl_params *p, enum bio_op op)
+uint64_t latency_median_ns(const struct ctrl_params *p, enum bio_op op)
 {
-	if (op == BIO_OP_READ && p->read_latency_tail_us)
-		return p->read_latency_tail_us;
-	if (op == BIO_OP_WRITE && p->write_latency_tail_us)
-		return p->write_latency_tail_us;
-	if (op == BIO_OP_FLUSH && p->flush_latency_tail_us)
-		return p->flush_latency_tail_us;
-	return p->latency_tail_us;
+	return per_op(op, p->latency_us, p->read_latency_us, p->write_latency_us,
+		      p->flush_latency_us) * NSEC_PER_USEC;
+}
+
+static uint64_t tail_ns(const struct ctrl_params *p, enum bio_op op)
+{
+	return per_op(op, p->latency_tail_us, p->read_latency_tail_us, p->write_latency_tail_us,
+		      p->flush_latency_tail_us) * NSEC_PER_USEC;
 }
 
 uint64_t latency_sample_ns(struct latency *l, const struct ctrl_params *p, enum bio_op op)
 {
-	uint64_t m = median_us(p, op), t = tail_us(p, op);
+	uint64_t m = latency_median_ns(p, op), t = tail_ns(p, op);
 	double q = p->latency_tail == LAT_TAIL_P999 ? 0.999 : 0.99, u1, u2, v;
 
 	if (p->latency_dist == LAT_DIST_CONSTANT || t <= m)
-		return m * NSEC_PER_USEC;
+		return m;
 	u1 = prng_unit(l->rng);
 	u2 = prng_unit(l->rng);
-	v = lat_dist_value((enum lat_dist)p->latency_dist, (double)m * NSEC_PER_USEC,
-			   (double)t * NSEC_PER_USEC, q, u1, u2);
+	v = lat_dist_value((enum lat_dist)p->latency_dist, (double)m, (double)t, q, u1, u2);
 	/* an hour at most, as the keys */
 	if (v > 3600.0 * NSEC_PER_SEC)
 		v = 3600.0 * NSEC_PER_SEC;
