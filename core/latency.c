@@ -159,23 +159,34 @@ uint64_t latency_rotation_ns(const struct ctrl_params *p, uint64_t offset, uint6
 	return (uint64_t)(wait * (double)period);
 }
 
+static bool seek_model_on(const struct ctrl_params *p)
+{
+	return p->rpm && p->media_rate_outer;
+}
+
 bool latency_needs_head(const struct ctrl_params *p, enum bio_op op)
 {
-	return p->rpm && p->media_rate_outer && (op == BIO_OP_READ || op == BIO_OP_WRITE);
+	return seek_model_on(p) && (op == BIO_OP_READ || op == BIO_OP_WRITE);
+}
+
+/* Seek and rotational wait from where the head is to @offset, the head leaving at @at. */
+static uint64_t position_ns(const struct latency *l, const struct ctrl_params *p,
+			    uint64_t offset, uint64_t at)
+{
+	uint64_t dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset, seek;
+
+	if (!dist)
+		return 0; /* the next sector: under the head already */
+	seek = latency_seek_ns(p, dist);
+	return seek + latency_rotation_ns(p, offset, at + seek);
 }
 
 uint64_t latency_position_ns(const struct latency *l, const struct ctrl_params *p,
 			     uint64_t offset, uint64_t now)
 {
-	uint64_t at = now > l->head_free_ns ? now : l->head_free_ns, dist, seek;
-
-	if (!p->rpm || !p->media_rate_outer)
+	if (!seek_model_on(p))
 		return 0;
-	dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset;
-	if (!dist)
-		return 0; /* the next sector: under the head already */
-	seek = latency_seek_ns(p, dist);
-	return seek + latency_rotation_ns(p, offset, at + seek);
+	return position_ns(l, p, offset, now > l->head_free_ns ? now : l->head_free_ns);
 }
 
 /* --- the write cliff --------------------------------------------------------------------- */
@@ -228,7 +239,7 @@ static uint64_t cliff_write(struct latency *l, const struct ctrl_params *p, uint
 bool latency_is_on(const struct ctrl_params *p)
 {
 	return p->latency_us || p->read_latency_us || p->write_latency_us ||
-	       p->flush_latency_us || (p->rpm && p->media_rate_outer) || p->write_cliff_bytes;
+	       p->flush_latency_us || seek_model_on(p) || p->write_cliff_bytes;
 }
 
 uint64_t latency_complete_ns(struct latency *l, const struct ctrl_params *p, enum bio_op op,
@@ -238,13 +249,9 @@ uint64_t latency_complete_ns(struct latency *l, const struct ctrl_params *p, enu
 
 	if (latency_needs_head(p, op)) {
 		uint64_t at = end > l->head_free_ns ? end : l->head_free_ns;
-		uint64_t dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset;
 		uint64_t rate = latency_media_rate(p, offset);
 
-		if (dist) {
-			at += latency_seek_ns(p, dist);
-			at += latency_rotation_ns(p, offset, at);
-		}
+		at += position_ns(l, p, offset, at);
 		at += (uint64_t)((unsigned __int128)len * NSEC_PER_SEC / rate);
 		l->head_pos = offset + len;
 		l->head_free_ns = at;
