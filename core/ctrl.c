@@ -55,6 +55,7 @@
 #include "core/ctrl.h"
 #include "core/fault.h"
 #include "core/log.h"
+#include "core/merge.h"
 #include "core/queue.h"
 
 /* Track the median of @late: each sample moves the estimate a small step towards it, so
@@ -170,11 +171,6 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	return CTRL_ADMIT_OK;
 }
 
-static bool ranges_overlap(const struct request *a, const struct request *b)
-{
-	return a->offset < rq_end(b) && b->offset < rq_end(a);
-}
-
 struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now)
 {
 	struct request *best = head, *rq;
@@ -184,15 +180,15 @@ struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t n
 	if (c->p.reorder != CTRL_REORDER_SPTF || !latency_needs_head(&c->p, head->op))
 		return head;
 	for (rq = head; rq && n < c->p.queue_depth; rq = rq->next, n++) {
-		const struct request *e;
 		uint64_t pos;
-		bool blocked = false;
 
 		if (rq->op == BIO_OP_FLUSH)
 			break; /* nothing passes a flush */
-		for (e = head; e != rq && !blocked; e = e->next)
-			blocked = ranges_overlap(e, rq);
-		if (blocked || !latency_needs_head(&c->p, rq->op))
+		if (!latency_needs_head(&c->p, rq->op))
+			continue;
+		/* nor a request it overlaps: one from the head up to it, found in the merge
+		 * index rather than by a walk, as queue_depth may be in the thousands */
+		if (merge_index_overlaps(c->q, rq->offset, rq_end(rq), head->seq - 1, rq->seq))
 			continue;
 		pos = latency_position_ns(&c->lat, &c->p, rq->offset, now);
 		if (pos < best_pos) {

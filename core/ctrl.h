@@ -83,10 +83,11 @@ void ctrl_destroy(struct ctrl *c);
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at);
 
-/* The queued request the controller would start next, from the queue's head @head (linked
- * by rq->next): the head itself, or with controller.reorder = sptf and the seek model the
- * one of the first queue_depth with the shortest positioning time, never one that would
- * pass a flush or a request whose range it overlaps. q->lock held. */
+/* The queued request the controller would start next, from its queue's head @head (q->head,
+ * linked by rq->next, the requests in the queue's merge index): the head itself, or with
+ * controller.reorder = sptf and the seek model the one of the first queue_depth with the
+ * shortest positioning time, never one that would pass a flush or a request whose range it
+ * overlaps. q->lock held. */
 struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
