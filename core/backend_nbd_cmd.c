@@ -26,6 +26,7 @@
 #include "core/backend_nbd_int.h"
 #include "core/barrier.h"
 #include "core/clock.h"
+#include "core/full_rw.h"
 #include "core/log.h"
 
 /* An error of the connection rather than of the command: the caller sees EIO. */
@@ -62,15 +63,8 @@ static int io_finish(struct nbd_io *io)
 	struct request *rq = io->rq;
 	int error = smp_load_acquire(io->error); /* pairs with io_part_done's exchange */
 
-	if (!error && io->bounce && rq->op == BIO_OP_READ) {
-		const char *p = io->bounce;
-
-		for (struct bio *bio = rq->bio; bio; bio = bio->next)
-			for (int k = 0; k < bio->iovcnt; k++) {
-				memcpy(bio->iov[k].iov_base, p, bio->iov[k].iov_len);
-				p += bio->iov[k].iov_len;
-			}
-	}
+	if (!error && io->bounce && rq->op == BIO_OP_READ)
+		rq_copy(rq, 0, io->bounce, rq->len, true);
 	free(io->bounce);
 	free(io);
 	return error;
@@ -285,14 +279,8 @@ int nb_exec(void *arg, struct request *rq)
 				return -ENOMEM;
 			}
 			io->buf = io->bounce;
-			if (rq->op == BIO_OP_WRITE) {
-				p = io->bounce;
-				for (struct bio *bio = rq->bio; bio; bio = bio->next)
-					for (int k = 0; k < bio->iovcnt; k++) {
-						memcpy(p, bio->iov[k].iov_base, bio->iov[k].iov_len);
-						p += bio->iov[k].iov_len;
-					}
-			}
+			if (rq->op == BIO_OP_WRITE)
+				rq_copy(rq, 0, io->bounce, rq->len, false);
 		}
 	}
 	if (rq->op != BIO_OP_FLUSH && rq->len > nb->max_cmd)

@@ -49,6 +49,7 @@
 #include "core/cache_int.h"
 #include "core/prng.h"
 #include "core/clock.h"
+#include "core/full_rw.h"
 #include "core/log.h"
 
 const char *const cache_mode_names[] = { "none", "writeback", NULL };
@@ -80,34 +81,6 @@ static bool found_one(struct cache_write *o, void *arg)
 {
 	(void)o, (void)arg;
 	return true;
-}
-
-/* Copy between a request's buffers, from byte @at of the request, and @buf. */
-static void rq_copy(struct request *rq, uint64_t at, void *buf, uint64_t len, bool to_rq)
-{
-	uint64_t pos = 0;
-	uint8_t *p = buf;
-
-	for (struct bio *bio = rq->bio; bio && len; bio = bio->next) {
-		for (int i = 0; i < bio->iovcnt && len; i++) {
-			uint64_t ilen = bio->iov[i].iov_len, skip, n;
-
-			if (pos + ilen <= at) {
-				pos += ilen;
-				continue;
-			}
-			skip = at > pos ? at - pos : 0;
-			n = ilen - skip < len ? ilen - skip : len;
-			if (to_rq)
-				memcpy((uint8_t *)bio->iov[i].iov_base + skip, p, n);
-			else
-				memcpy(p, (uint8_t *)bio->iov[i].iov_base + skip, n);
-			p += n;
-			len -= n;
-			at += n;
-			pos += ilen;
-		}
-	}
 }
 
 int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len)

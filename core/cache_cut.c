@@ -182,10 +182,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	for (w = list; w; w = next) {
 		next = w->next;
 		w->prev = w->next = NULL;
-		if (w->refs)
-			w->detached = true;
-		else
-			free(w);
+		cache_write_release(w);
 	}
 	c->st.powercuts++;
 	c->st.last_cut_pending = pending;

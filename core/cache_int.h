@@ -54,6 +54,10 @@ bool cache_map_add(struct cache *c, struct cache_write *w);
  * mark it detached for the last of them to free). */
 void cache_map_del(struct cache *c, struct cache_write *w);
 
+/* Free @w, off the map, now; or, while readers hold it, mark it detached for the last of
+ * them to free. */
+void cache_write_release(struct cache_write *w);
+
 /* Take the whole pending list (oldest first) off the map at once and zero the dirty counts:
  * the power cut's. The writes stay allocated; the caller frees them. */
 struct cache_write *cache_map_take_all(struct cache *c);

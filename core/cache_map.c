@@ -121,6 +121,11 @@ void cache_map_del(struct cache *c, struct cache_write *w)
 	w->prev = w->next = NULL;
 	c->dirty -= w->len;
 	c->nr_dirty--;
+	cache_write_release(w);
+}
+
+void cache_write_release(struct cache_write *w)
+{
 	if (w->refs)
 		w->detached = true;
 	else

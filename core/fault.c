@@ -8,7 +8,6 @@
  * lock; it is never held across I/O or while a request is completed. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +17,6 @@
 #include "core/fault_int.h"
 #include "core/log.h"
 #include "core/prng.h"
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- the set ---- */
 
@@ -177,14 +162,14 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 	if (fs->nr >= FAULT_MAX) {
 		pthread_mutex_unlock(&fs->lock);
 		fault_spec_free(&spec);
-		put_err(err, errlen, "already %d faults", FAULT_MAX);
+		fault_put_err(err, errlen, "already %d faults", FAULT_MAX);
 		return -ENOSPC;
 	}
 	f = fault_new(fs, &spec, origin, fs_now(fs));
 	if (!f) {
 		pthread_mutex_unlock(&fs->lock);
 		fault_spec_free(&spec);
-		put_err(err, errlen, "out of memory");
+		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	fault_link(fs, f);
@@ -275,7 +260,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 	int ret = 0;
 
 	if (!parsed) {
-		put_err(err, errlen, "out of memory");
+		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -283,7 +268,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 
 		ret = fault_spec_parse(specs[i], &parsed[i], why, sizeof(why));
 		if (ret) {
-			put_err(err, errlen, "faults[%zu] \"%s\": %s", i, specs[i], why);
+			fault_put_err(err, errlen, "faults[%zu] \"%s\": %s", i, specs[i], why);
 			n = i;
 			goto out;
 		}
@@ -294,7 +279,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 			nold++;
 	if (fs->nr - nold + n > FAULT_MAX) {
 		pthread_mutex_unlock(&fs->lock);
-		put_err(err, errlen, "more than %d faults", FAULT_MAX);
+		fault_put_err(err, errlen, "more than %d faults", FAULT_MAX);
 		ret = -ENOSPC;
 		goto out;
 	}
@@ -304,7 +289,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 			for (size_t j = 0; j < i; j++)
 				fault_free(added[j]);
 			pthread_mutex_unlock(&fs->lock);
-			put_err(err, errlen, "out of memory");
+			fault_put_err(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			goto out;
 		}

@@ -40,6 +40,7 @@
 
 #include "core/barrier.h"
 #include "core/fault_int.h"
+#include "core/full_rw.h"
 #include "core/log.h"
 #include "core/prng.h"
 
@@ -248,22 +249,6 @@ static bool plan_request(struct fault_set *fs, struct request *rq, uint64_t now,
 	return any;
 }
 
-/* Copy the request's data to or from a flat buffer. */
-static void rq_copy(struct request *rq, uint8_t *buf, bool to_buf)
-{
-	for (struct bio *b = rq->bio; b; b = b->next) {
-		uint8_t *p = buf + (b->offset - rq->offset);
-
-		for (int i = 0; i < b->iovcnt && b->iov; i++) {
-			if (to_buf)
-				memcpy(p, b->iov[i].iov_base, b->iov[i].iov_len);
-			else
-				memcpy(b->iov[i].iov_base, p, b->iov[i].iov_len);
-			p += b->iov[i].iov_len;
-		}
-	}
-}
-
 static void corrupt_buf(uint8_t *buf, const struct plan *p)
 {
 	for (unsigned int i = 0; i < p->ncorrupt; i++) {
@@ -295,7 +280,7 @@ static int write_corrupted(struct fault_set *fs, struct request *rq, const struc
 		log_err("fault: no memory for a corrupted copy of %" PRIu64 " bytes", rq->len);
 		return -ENOMEM;
 	}
-	rq_copy(rq, buf, true);
+	rq_copy(rq, 0, buf, rq->len, false);
 	corrupt_buf(buf, p);
 	memset(&bio, 0, sizeof(bio));
 	bio.op = BIO_OP_WRITE;
@@ -324,9 +309,9 @@ static int read_corrupt(struct request *rq, const struct plan *p)
 		log_err("fault: no memory to corrupt a read of %" PRIu64 " bytes", rq->len);
 		return -ENOMEM;
 	}
-	rq_copy(rq, buf, true);
+	rq_copy(rq, 0, buf, rq->len, false);
 	corrupt_buf(buf, p);
-	rq_copy(rq, buf, false);
+	rq_copy(rq, 0, buf, rq->len, true);
 	free(buf);
 	return 0;
 }

@@ -41,6 +41,10 @@ static inline uint64_t fs_now(const struct fault_set *fs)
 	return fs->clock ? fs->clock(fs->clock_arg) : clock_now_ns();
 }
 
+/* vsnprintf into @err unless it is NULL or @errlen is 0 (core/fault_spec.c). */
+void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Without fs->lock: end each request of @list, with its I/O's result (@timed_out: with its
  * timeout error when it has one), and free the list (core/fault.c). */
 void fault_complete_held(struct fault_held *list, bool timed_out);

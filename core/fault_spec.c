@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "core/clock.h"
-#include "core/fault.h"
+#include "core/fault_int.h"
 
 /* ---- errno names ---- */
 
@@ -65,10 +65,7 @@ int fault_parse_errno(const char *s, int *out)
 
 /* ---- parsing ---- */
 
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void put_err(char *err, size_t errlen, const char *fmt, ...)
+void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -228,12 +225,12 @@ static int parse_badblocks(const char *s, struct fault_spec *spec, char *err, si
 			*dash = '\0';
 		if (parse_u64(tok, &lo) || (dash ? parse_u64(dash + 1, &hi) : (hi = lo, 0)) ||
 		    hi < lo) {
-			put_err(err, errlen, "badblocks: expected N or N-M (got \"%s\")", s);
+			fault_put_err(err, errlen, "badblocks: expected N or N-M (got \"%s\")", s);
 			ret = -EINVAL;
 			goto out;
 		}
 		if (hi - lo >= FAULT_MAX_BADBLOCKS || n + (hi - lo) + 1 > FAULT_MAX_BADBLOCKS) {
-			put_err(err, errlen, "badblocks: more than %u blocks", FAULT_MAX_BADBLOCKS);
+			fault_put_err(err, errlen, "badblocks: more than %u blocks", FAULT_MAX_BADBLOCKS);
 			ret = -EINVAL;
 			goto out;
 		}
@@ -255,7 +252,7 @@ static int parse_badblocks(const char *s, struct fault_spec *spec, char *err, si
 		}
 	}
 	if (!n) {
-		put_err(err, errlen, "badblocks: empty list");
+		fault_put_err(err, errlen, "badblocks: empty list");
 		ret = -EINVAL;
 		goto out;
 	}
@@ -335,12 +332,12 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 	spec->blksz = 512;
 	spec->lat_max_ns = DEFAULT_LAT_MAX_NS;
 	if (strlen(text) >= FAULT_SPEC_LEN) {
-		put_err(err, errlen, "fault too long (at most %d characters)", FAULT_SPEC_LEN - 1);
+		fault_put_err(err, errlen, "fault too long (at most %d characters)", FAULT_SPEC_LEN - 1);
 		return -EINVAL;
 	}
 	buf = strdup(text);
 	if (!buf) {
-		put_err(err, errlen, "out of memory");
+		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
@@ -352,13 +349,13 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 #define NEED_VAL()                                                                                \
 	do {                                                                                      \
 		if (!val || !*val) {                                                              \
-			put_err(err, errlen, "%s: needs a value (%s=...)", key, key);             \
+			fault_put_err(err, errlen, "%s: needs a value (%s=...)", key, key);             \
 			goto out;                                                                 \
 		}                                                                                 \
 	} while (0)
 #define BAD(...)                                                                                  \
 	do {                                                                                      \
-		put_err(err, errlen, __VA_ARGS__);                                                \
+		fault_put_err(err, errlen, __VA_ARGS__);                                                \
 		goto out;                                                                         \
 	} while (0)
 		if (!strcmp(key, "op")) {
@@ -446,7 +443,7 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 			ret = parse_badblocks(val, spec, err, errlen);
 			if (ret) {
 				if (ret == -ENOMEM)
-					put_err(err, errlen, "out of memory");
+					fault_put_err(err, errlen, "out of memory");
 				goto out;
 			}
 			ret = -EINVAL;
@@ -507,11 +504,11 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 			neffects++;
 		}
 	} else if (has_error) {
-		put_err(err, errlen, "error= does not go with %s", effect_word);
+		fault_put_err(err, errlen, "error= does not go with %s", effect_word);
 		goto out;
 	}
 	if (neffects != 1) {
-		put_err(err, errlen, neffects ? "more than one effect (%s and another)"
+		fault_put_err(err, errlen, neffects ? "more than one effect (%s and another)"
 					      : "no effect: give error=, lie, corrupt=, latency=, "
 						"stall or badblocks=%s",
 			effect_word ? effect_word : "");
@@ -521,19 +518,19 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 		if (!has_error)
 			spec->error = EIO;
 		if (has_op || spec->offset || spec->len || has_trigger) {
-			put_err(err, errlen, "badblocks: its blocks are its match and trigger "
+			fault_put_err(err, errlen, "badblocks: its blocks are its match and trigger "
 					     "(no op=, offset=, len=, prob=, every=, first=, after=)");
 			goto out;
 		}
 	} else if (has_blksz) {
-		put_err(err, errlen, "blksz= goes with badblocks= only");
+		fault_put_err(err, errlen, "blksz= goes with badblocks= only");
 		goto out;
 	}
 	if (spec->effect == FAULT_LIE) {
 		if (!has_op)
 			spec->ops = 1u << BIO_OP_WRITE;
 		if (spec->ops != 1u << BIO_OP_WRITE) {
-			put_err(err, errlen, "lie: acts on writes only (op=write)");
+			fault_put_err(err, errlen, "lie: acts on writes only (op=write)");
 			goto out;
 		}
 	}
@@ -541,35 +538,35 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 		if (!has_op)
 			spec->ops = (1u << BIO_OP_READ) | (1u << BIO_OP_WRITE);
 		if (spec->ops & ~((1u << BIO_OP_READ) | (1u << BIO_OP_WRITE))) {
-			put_err(err, errlen, "corrupt: acts on reads and writes only");
+			fault_put_err(err, errlen, "corrupt: acts on reads and writes only");
 			goto out;
 		}
 	} else if (has_bits) {
-		put_err(err, errlen, "bits= goes with corrupt=flip only");
+		fault_put_err(err, errlen, "bits= goes with corrupt=flip only");
 		goto out;
 	}
 	if (spec->effect == FAULT_CORRUPT && spec->corrupt == FAULT_CORRUPT_ZERO && has_bits) {
-		put_err(err, errlen, "bits= goes with corrupt=flip only");
+		fault_put_err(err, errlen, "bits= goes with corrupt=flip only");
 		goto out;
 	}
 	if (spec->effect != FAULT_LATENCY && (spec->spike_ns || has_spike_prob || has_max)) {
-		put_err(err, errlen, "spike=, spike_prob= and max= go with latency= only");
+		fault_put_err(err, errlen, "spike=, spike_prob= and max= go with latency= only");
 		goto out;
 	}
 	if (!spec->spike_ns != !has_spike_prob) {
-		put_err(err, errlen, "spike= and spike_prob= go together");
+		fault_put_err(err, errlen, "spike= and spike_prob= go together");
 		goto out;
 	}
 	if (spec->effect != FAULT_STALL && has_timeout) {
-		put_err(err, errlen, "timeout= goes with stall only");
+		fault_put_err(err, errlen, "timeout= goes with stall only");
 		goto out;
 	}
 	if (spec->effect == FAULT_STALL && has_error && !has_timeout) {
-		put_err(err, errlen, "stall: error= is what a timeout returns: give timeout= too");
+		fault_put_err(err, errlen, "stall: error= is what a timeout returns: give timeout= too");
 		goto out;
 	}
 	if (spec->len && spec->offset > UINT64_MAX - spec->len) {
-		put_err(err, errlen, "offset + len overflows");
+		fault_put_err(err, errlen, "offset + len overflows");
 		goto out;
 	}
 	ret = 0;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Whole transfers over preadv/pwritev (nbdkit's full-rw, for vectors and offsets). */
+/* Whole transfers over preadv/pwritev (nbdkit's full-rw, for vectors and offsets), and
+ * copies between a request's buffers and a flat buffer. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/full_rw.h"
 #include "core/sys.h"
@@ -54,4 +56,32 @@ int full_rw(int fd, bool write, struct iovec *iov, unsigned int cnt, uint64_t of
 			i++;
 	}
 	return 0;
+}
+
+void rq_copy(struct request *rq, uint64_t at, void *buf, uint64_t len, bool to_rq)
+{
+	uint8_t *p = buf;
+
+	for (struct bio *bio = rq->bio; bio && len; bio = bio->next) {
+		uint64_t pos = bio->offset - rq->offset;
+
+		for (int i = 0; i < bio->iovcnt && bio->iov && len; i++) {
+			uint64_t ilen = bio->iov[i].iov_len, skip, n;
+
+			if (pos + ilen <= at) {
+				pos += ilen;
+				continue;
+			}
+			skip = at > pos ? at - pos : 0;
+			n = ilen - skip < len ? ilen - skip : len;
+			if (to_rq)
+				memcpy((uint8_t *)bio->iov[i].iov_base + skip, p, n);
+			else
+				memcpy(p, (uint8_t *)bio->iov[i].iov_base + skip, n);
+			p += n;
+			len -= n;
+			at += n;
+			pos += ilen;
+		}
+	}
 }

@@ -7,30 +7,22 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/full_rw.h"
 #include "core/log.h"
 #include "core/wlog.h"
 
-static int write_all(int fd, struct iovec *iov, int cnt)
+/* Append all of @iov at the log's end. 0 or -errno, *@call naming the failed call. */
+static int wlog_write(struct wlog *l, struct iovec *iov, unsigned int cnt, const char **call)
 {
-	while (cnt) {
-		ssize_t n = writev(fd, iov, cnt);
+	uint64_t n = 0;
+	int ret;
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		while (cnt && (size_t)n >= iov->iov_len) {
-			n -= (ssize_t)iov->iov_len;
-			iov++;
-			cnt--;
-		}
-		if (cnt) {
-			iov->iov_base = (char *)iov->iov_base + n;
-			iov->iov_len -= (size_t)n;
-		}
-	}
-	return 0;
+	for (unsigned int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	ret = full_rw(l->fd, true, iov, cnt, l->size, call);
+	if (!ret)
+		l->size += n;
+	return ret;
 }
 
 int wlog_open(struct wlog *l, const char *path, uint64_t disk_size, uint32_t atomic_write)
@@ -38,6 +30,7 @@ int wlog_open(struct wlog *l, const char *path, uint64_t disk_size, uint32_t ato
 	struct wlog_hdr h = { .version = WLOG_VERSION, .atomic_write = atomic_write,
 			      .disk_size = disk_size };
 	struct iovec iov = { &h, sizeof(h) };
+	const char *call;
 	int ret;
 
 	memset(l, 0, sizeof(*l));
@@ -48,9 +41,9 @@ int wlog_open(struct wlog *l, const char *path, uint64_t disk_size, uint32_t ato
 		log_err("cache.log: open %s: %m", path);
 		return ret;
 	}
-	ret = write_all(l->fd, &iov, 1);
+	ret = wlog_write(l, &iov, 1, &call);
 	if (ret) {
-		log_err("cache.log: write %s: %s", path, strerror(-ret));
+		log_err("cache.log: %s %s: %s", call, path, strerror(-ret));
 		close(l->fd);
 		l->fd = -1;
 		return ret;
@@ -65,6 +58,7 @@ void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t o
 	static const uint8_t zeros[8];
 	struct wlog_rec r = { .type = type, .epoch = epoch, .offset = offset, .len = len };
 	struct iovec iov[3] = { { &r, sizeof(r) } };
+	const char *call;
 	int cnt = 1, ret;
 
 	if (l->fd < 0 || l->error)
@@ -77,10 +71,10 @@ void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t o
 			iov[cnt++].iov_len = 8 - len % 8;
 		}
 	}
-	ret = write_all(l->fd, iov, cnt);
+	ret = wlog_write(l, iov, cnt, &call);
 	if (ret) {
 		l->error = ret;
-		log_err("cache.log: writev %s: %s; the log stops here", l->path, strerror(-ret));
+		log_err("cache.log: %s %s: %s; the log stops here", call, l->path, strerror(-ret));
 	}
 }
 

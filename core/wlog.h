@@ -44,6 +44,7 @@ struct wlog {
 	int fd;
 	char *path;
 	int error;	/* the first write error (-errno); logging stops after it */
+	uint64_t size;	/* bytes written: where the next record goes */
 };
 
 /* Create (truncate) @path and write the header. 0 or -errno (logged). */

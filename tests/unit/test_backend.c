@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the backing I/O (core/backend.c, core/full_rw.c, core/sys.c) through fake
- * system calls: short reads and writes, EINTR from every call, zero-byte transfers, errors. */
+ * system calls: short reads and writes, EINTR from every call, zero-byte transfers, errors;
+ * and rq_copy between a request's buffers and a flat buffer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/backend.h"
+#include "core/full_rw.h"
 #include "core/sys.h"
 #include "tests/unit/suite.h"
 
@@ -242,6 +244,30 @@ START_TEST(test_more_than_iov_max_entries)
 }
 END_TEST
 
+/* A range that starts and ends inside entries of different bios moves exactly its bytes,
+ * both ways, and no byte beside it. */
+START_TEST(test_rq_copy_range_across_bios)
+{
+	static struct treq t;
+	static char buf[10000], flat[10000], want[10000];
+	const size_t lens[] = { 1000, 3000, 500, 2500, 3000 };
+
+	fill(buf, sizeof(buf), 7);
+	treq_build(&t, BIO_OP_WRITE, 40960, buf, lens, 5, 2);
+	memset(flat, 0xee, sizeof(flat));
+	rq_copy(&t.rq, 700, flat + 1, 8000, false);
+	ck_assert_uint_eq((unsigned char)flat[0], 0xee);
+	ck_assert_int_eq(memcmp(flat + 1, buf + 700, 8000), 0);
+	ck_assert_uint_eq((unsigned char)flat[8001], 0xee);
+
+	memcpy(want, buf, sizeof(want));
+	fill(flat, sizeof(flat), 9);
+	memcpy(want + 3999, flat, 2502);
+	rq_copy(&t.rq, 3999, flat, 2502, true);
+	ck_assert_int_eq(memcmp(buf, want, sizeof(want)), 0);
+}
+END_TEST
+
 START_TEST(test_zero_byte_read_is_eio)
 {
 	static struct treq t;
@@ -303,6 +329,7 @@ static Suite *backend_suite(void)
 	tcase_add_test(tc, test_short_and_interrupted_reads_fill_every_byte);
 	tcase_add_test(tc, test_more_than_iov_max_entries);
 	tcase_add_test(tc, test_zero_byte_read_is_eio);
+	tcase_add_test(tc, test_rq_copy_range_across_bios);
 	tcase_add_test(tc, test_write_error_returned_not_retried);
 	tcase_add_test(tc, test_flush_retries_eintr);
 	tcase_add_test(tc, test_discard_retries_eintr);
