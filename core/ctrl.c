@@ -55,26 +55,8 @@
 #include "core/ctrl.h"
 #include "core/fault.h"
 #include "core/log.h"
+#include "core/merge.h"
 #include "core/queue.h"
-
-uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op)
-{
-	uint64_t us = p->latency_us;
-
-	if (op == BIO_OP_READ && p->read_latency_us)
-		us = p->read_latency_us;
-	else if (op == BIO_OP_WRITE && p->write_latency_us)
-		us = p->write_latency_us;
-	else if (op == BIO_OP_FLUSH && p->flush_latency_us)
-		us = p->flush_latency_us;
-	return us * NSEC_PER_USEC;
-}
-
-/* The time on @q's clock: a fake clock in unit tests. */
-static uint64_t q_clock(const struct queue *q)
-{
-	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
-}
 
 /* Track the median of @late: each sample moves the estimate a small step towards it, so
  * rare long stalls of a loaded machine do not drag it. Timer thread only. */
@@ -102,7 +84,7 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 
 	(void)now;
 	queue_complete(q, rq); /* frees rq */
-	now = q_clock(q);
+	now = queue_now(q);
 	ctrl_note_late(c, now > due ? now - due : 0);
 }
 
@@ -189,11 +171,6 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	return CTRL_ADMIT_OK;
 }
 
-static bool ranges_overlap(const struct request *a, const struct request *b)
-{
-	return a->offset < rq_end(b) && b->offset < rq_end(a);
-}
-
 struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now)
 {
 	struct request *best = head, *rq;
@@ -203,15 +180,15 @@ struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t n
 	if (c->p.reorder != CTRL_REORDER_SPTF || !latency_needs_head(&c->p, head->op))
 		return head;
 	for (rq = head; rq && n < c->p.queue_depth; rq = rq->next, n++) {
-		const struct request *e;
 		uint64_t pos;
-		bool blocked = false;
 
 		if (rq->op == BIO_OP_FLUSH)
 			break; /* nothing passes a flush */
-		for (e = head; e != rq && !blocked; e = e->next)
-			blocked = ranges_overlap(e, rq);
-		if (blocked || !latency_needs_head(&c->p, rq->op))
+		if (!latency_needs_head(&c->p, rq->op))
+			continue;
+		/* nor a request it overlaps: one from the head up to it, found in the merge
+		 * index rather than by a walk, as queue_depth may be in the thousands */
+		if (merge_index_overlaps(c->q, rq->offset, rq_end(rq), head->seq - 1, rq->seq))
 			continue;
 		pos = latency_position_ns(&c->lat, &c->p, rq->offset, now);
 		if (pos < best_pos) {
@@ -365,8 +342,8 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 
 	if (!list)
 		return;
-	if (c->inline_exec) {
-		ctrl_run_here(c, list);
+	if (!c->pool.nr_threads) {
+		ctrl_run_here(c, list); /* no workers (tests) */
 		return;
 	}
 	if (pool_in_thread()) {
@@ -419,17 +396,13 @@ int ctrl_init(struct ctrl *c, const struct ctrl_params *p, struct timer *t, ctrl
 	if (ret) {
 		free(c->slot_free);
 		c->slot_free = NULL;
-		return ret;
 	}
-	c->nr_workers = c->pool.nr_threads;
-	c->inline_exec = !p->workers;
-	return 0;
+	return ret;
 }
 
 void ctrl_destroy(struct ctrl *c)
 {
 	pool_destroy(&c->pool);
-	c->nr_workers = 0;
 	free(c->slot_free);
 	c->slot_free = NULL;
 }

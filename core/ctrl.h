@@ -49,10 +49,9 @@ struct ctrl {
 	 * any I/O; its lock is taken after q->lock. */
 	struct fault_set *faults;
 
-	/* The backend workers (lock order: q->lock, then pool.lock). */
+	/* The backend workers (lock order: q->lock, then pool.lock); with none
+	 * (pool.nr_threads 0, tests), I/O runs in the dispatching thread. */
 	struct pool pool;
-	unsigned int nr_workers;	/* written at init, read-only after */
-	bool inline_exec;		/* no workers: run in the dispatching thread (tests) */
 	/* How long the backing store's synchronous I/O takes lately, in ns: an average over
 	 * about the last 8 requests, written by whichever thread ran one and read by the
 	 * dispatchers; relaxed atomics, a hint for where to run I/O. */
@@ -84,10 +83,11 @@ void ctrl_destroy(struct ctrl *c);
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at);
 
-/* The queued request the controller would start next, from the queue's head @head (linked
- * by rq->next): the head itself, or with controller.reorder = sptf and the seek model the
- * one of the first queue_depth with the shortest positioning time, never one that would
- * pass a flush or a request whose range it overlaps. q->lock held. */
+/* The queued request the controller would start next, from its queue's head @head (q->head,
+ * linked by rq->next, the requests in the queue's merge index): the head itself, or with
+ * controller.reorder = sptf and the seek model the one of the first queue_depth with the
+ * shortest positioning time, never one that would pass a flush or a request whose range it
+ * overlaps. q->lock held. */
 struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
@@ -111,8 +111,5 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 
 /* Copy the state of the burst credits and the write cliff into @ss. q->lock held. */
 void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
-
-/* The service latency of a command of @op, in ns. */
-uint64_t ctrl_latency_ns(const struct ctrl_params *p, enum bio_op op);
 
 #endif

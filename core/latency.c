@@ -62,39 +62,37 @@ double lat_dist_value(enum lat_dist d, double median, double tail, double q, dou
 	return v > 0 ? v : 0;
 }
 
-static uint64_t median_us(const struct ctrl_params *p, enum bio_op op)
+/* @op's own value of a per-op key (@rd, @wr, @fl), or the key for every op (@all) when that
+ * is 0 or @op has none. */
+static uint64_t per_op(enum bio_op op, uint64_t all, uint64_t rd, uint64_t wr, uint64_t fl)
 {
-	if (op == BIO_OP_READ && p->read_latency_us)
-		return p->read_latency_us;
-	if (op == BIO_OP_WRITE && p->write_latency_us)
-		return p->write_latency_us;
-	if (op == BIO_OP_FLUSH && p->flush_latency_us)
-		return p->flush_latency_us;
-	return p->latency_us;
+	uint64_t v = op == BIO_OP_READ ? rd : op == BIO_OP_WRITE ? wr : op == BIO_OP_FLUSH ? fl : 0;
+
+	return v ? v : all;
 }
 
-static uint64_t tail_us(const struct ctrl_params *p, enum bio_op op)
+uint64_t latency_median_ns(const struct ctrl_params *p, enum bio_op op)
 {
-	if (op == BIO_OP_READ && p->read_latency_tail_us)
-		return p->read_latency_tail_us;
-	if (op == BIO_OP_WRITE && p->write_latency_tail_us)
-		return p->write_latency_tail_us;
-	if (op == BIO_OP_FLUSH && p->flush_latency_tail_us)
-		return p->flush_latency_tail_us;
-	return p->latency_tail_us;
+	return per_op(op, p->latency_us, p->read_latency_us, p->write_latency_us,
+		      p->flush_latency_us) * NSEC_PER_USEC;
+}
+
+static uint64_t tail_ns(const struct ctrl_params *p, enum bio_op op)
+{
+	return per_op(op, p->latency_tail_us, p->read_latency_tail_us, p->write_latency_tail_us,
+		      p->flush_latency_tail_us) * NSEC_PER_USEC;
 }
 
 uint64_t latency_sample_ns(struct latency *l, const struct ctrl_params *p, enum bio_op op)
 {
-	uint64_t m = median_us(p, op), t = tail_us(p, op);
+	uint64_t m = latency_median_ns(p, op), t = tail_ns(p, op);
 	double q = p->latency_tail == LAT_TAIL_P999 ? 0.999 : 0.99, u1, u2, v;
 
 	if (p->latency_dist == LAT_DIST_CONSTANT || t <= m)
-		return m * NSEC_PER_USEC;
+		return m;
 	u1 = prng_unit(l->rng);
 	u2 = prng_unit(l->rng);
-	v = lat_dist_value((enum lat_dist)p->latency_dist, (double)m * NSEC_PER_USEC,
-			   (double)t * NSEC_PER_USEC, q, u1, u2);
+	v = lat_dist_value((enum lat_dist)p->latency_dist, (double)m, (double)t, q, u1, u2);
 	/* an hour at most, as the keys */
 	if (v > 3600.0 * NSEC_PER_SEC)
 		v = 3600.0 * NSEC_PER_SEC;
@@ -161,23 +159,34 @@ uint64_t latency_rotation_ns(const struct ctrl_params *p, uint64_t offset, uint6
 	return (uint64_t)(wait * (double)period);
 }
 
+static bool seek_model_on(const struct ctrl_params *p)
+{
+	return p->rpm && p->media_rate_outer;
+}
+
 bool latency_needs_head(const struct ctrl_params *p, enum bio_op op)
 {
-	return p->rpm && p->media_rate_outer && (op == BIO_OP_READ || op == BIO_OP_WRITE);
+	return seek_model_on(p) && (op == BIO_OP_READ || op == BIO_OP_WRITE);
+}
+
+/* Seek and rotational wait from where the head is to @offset, the head leaving at @at. */
+static uint64_t position_ns(const struct latency *l, const struct ctrl_params *p,
+			    uint64_t offset, uint64_t at)
+{
+	uint64_t dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset, seek;
+
+	if (!dist)
+		return 0; /* the next sector: under the head already */
+	seek = latency_seek_ns(p, dist);
+	return seek + latency_rotation_ns(p, offset, at + seek);
 }
 
 uint64_t latency_position_ns(const struct latency *l, const struct ctrl_params *p,
 			     uint64_t offset, uint64_t now)
 {
-	uint64_t at = now > l->head_free_ns ? now : l->head_free_ns, dist, seek;
-
-	if (!p->rpm || !p->media_rate_outer)
+	if (!seek_model_on(p))
 		return 0;
-	dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset;
-	if (!dist)
-		return 0; /* the next sector: under the head already */
-	seek = latency_seek_ns(p, dist);
-	return seek + latency_rotation_ns(p, offset, at + seek);
+	return position_ns(l, p, offset, now > l->head_free_ns ? now : l->head_free_ns);
 }
 
 /* --- the write cliff --------------------------------------------------------------------- */
@@ -230,7 +239,7 @@ static uint64_t cliff_write(struct latency *l, const struct ctrl_params *p, uint
 bool latency_is_on(const struct ctrl_params *p)
 {
 	return p->latency_us || p->read_latency_us || p->write_latency_us ||
-	       p->flush_latency_us || (p->rpm && p->media_rate_outer) || p->write_cliff_bytes;
+	       p->flush_latency_us || seek_model_on(p) || p->write_cliff_bytes;
 }
 
 uint64_t latency_complete_ns(struct latency *l, const struct ctrl_params *p, enum bio_op op,
@@ -240,13 +249,9 @@ uint64_t latency_complete_ns(struct latency *l, const struct ctrl_params *p, enu
 
 	if (latency_needs_head(p, op)) {
 		uint64_t at = end > l->head_free_ns ? end : l->head_free_ns;
-		uint64_t dist = offset > l->head_pos ? offset - l->head_pos : l->head_pos - offset;
 		uint64_t rate = latency_media_rate(p, offset);
 
-		if (dist) {
-			at += latency_seek_ns(p, dist);
-			at += latency_rotation_ns(p, offset, at);
-		}
+		at += position_ns(l, p, offset, at);
 		at += (uint64_t)((unsigned __int128)len * NSEC_PER_SEC / rate);
 		l->head_pos = offset + len;
 		l->head_free_ns = at;

@@ -102,6 +102,9 @@ uint64_t latency_rotation_ns(const struct ctrl_params *p, uint64_t offset, uint6
 double lat_dist_value(enum lat_dist d, double median, double tail, double q, double u1,
 		      double u2);
 
+/* @op's median service time under @p, in ns: its own key, or controller.latency_us. */
+uint64_t latency_median_ns(const struct ctrl_params *p, enum bio_op op);
+
 /* One draw of @op's service time from the distribution, in ns. */
 uint64_t latency_sample_ns(struct latency *l, const struct ctrl_params *p, enum bio_op op);
 

@@ -269,6 +269,12 @@ void merge_index_del(struct queue *q, struct request *rq)
 	sort_erase(&q->sort_root, rq);
 }
 
+bool merge_index_overlaps(const struct queue *q, uint64_t start, uint64_t end, uint64_t lo_seq,
+			  uint64_t hi_seq)
+{
+	return sort_overlaps(q->sort_root, start, end, lo_seq, hi_seq);
+}
+
 /* ---------------------------------------------------------------- merges */
 
 /* @rq grew at its end: move it to its new hash chain and fix the tree's subtree ends. */
@@ -314,7 +320,7 @@ static bool overlap_between(const struct queue *q, const struct request *a,
 {
 	uint64_t lo = a->seq < b->seq ? a->seq : b->seq, hi = a->seq < b->seq ? b->seq : a->seq;
 
-	return sort_overlaps(q->sort_root, rq->offset, rq_end(rq), lo, hi);
+	return merge_index_overlaps(q, rq->offset, rq_end(rq), lo, hi);
 }
 
 /* @next starts where @rq ends: move its bios into @rq and free it (attempt_merge). */

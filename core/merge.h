@@ -30,4 +30,9 @@ void merge_index_add(struct queue *q, struct request *rq);
 /* Take @rq out of the index as it leaves the FIFO. q->lock held. */
 void merge_index_del(struct queue *q, struct request *rq);
 
+/* Whether a queued request other than a flush, with @lo_seq < seq < @hi_seq (FIFO order),
+ * overlaps [@start, @end). O(log n + k) in the queued requests. q->lock held. */
+bool merge_index_overlaps(const struct queue *q, uint64_t start, uint64_t end, uint64_t lo_seq,
+			  uint64_t hi_seq);
+
 #endif

@@ -153,7 +153,7 @@ static void pd_reload(struct pd *pd)
 	pd_reload_faults(pd, &nc);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
-	pd->cfg.ctrl.workers = pd->ctrl.nr_workers;
+	pd->cfg.ctrl.workers = pd->ctrl.pool.nr_threads;
 	pd_cache_reload(pd, &nc);
 	conf_free(&nc);
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "core/ctrl.h"
+#include "core/prng.h"
 #include "core/queue.h"
 #include "core/timer.h"
 
@@ -177,6 +178,20 @@ static void deep_end_io(struct bio *bio, int error)
 	d->free_idx[d->nr_free++] = (unsigned int)(bio - d->bio);
 }
 
+/* Move the fake clock to the next armed timer of @b and run what is due then; false if no
+ * timer is armed. */
+static bool run_next_timer(struct bench *b)
+{
+	uint64_t next = timer_next_deadline(&b->t);
+
+	if (next == UINT64_MAX)
+		return false;
+	if (next > fake_now)
+		fake_now = next;
+	timer_run_due(&b->t, fake_now);
+	return true;
+}
+
 /* Returns ns per submit over @total submits at @depth outstanding; *@queued gets the mean
  * number of requests queued at a submit. */
 static double run_deep(unsigned int depth, long total, double *queued)
@@ -184,7 +199,7 @@ static double run_deep(unsigned int depth, long total, double *queued)
 	struct deep d = { 0 };
 	struct queue_params qp;
 	struct ctrl_params cp;
-	uint64_t rnd = 88172645463325252ull, ns = 0, qsum = 0;
+	uint64_t rng[4], ns = 0, qsum = 0;
 	long done = 0;
 
 	d.b = calloc(1, sizeof(*d.b));
@@ -193,6 +208,7 @@ static double run_deep(unsigned int depth, long total, double *queued)
 	if (!d.b || !d.bio || !d.free_idx)
 		exit(1);
 	deep_now = &d;
+	prng_seed(rng, 88172645463325252ull);
 	queue_params_default(&qp);
 	ctrl_params_default(&cp);
 	qp.plug = false;
@@ -212,17 +228,14 @@ static double run_deep(unsigned int depth, long total, double *queued)
 	for (unsigned int i = 0; i < depth; i++)
 		d.free_idx[d.nr_free++] = i;
 	while (done < total) {
-		uint64_t t0, next;
+		uint64_t t0;
 
 		while (d.nr_free && done < total) {
 			struct bio *bio = &d.bio[d.free_idx[--d.nr_free]];
 
-			rnd ^= rnd << 13;
-			rnd ^= rnd >> 7;
-			rnd ^= rnd << 17;
 			memset(bio, 0, sizeof(*bio));
 			bio->op = BIO_OP_WRITE;
-			bio->offset = (rnd % (1ull << 28)) * BIO_LEN; /* 1 TiB */
+			bio->offset = (prng_next(rng) % (1ull << 28)) * BIO_LEN; /* 1 TiB */
 			bio->len = BIO_LEN;
 			bio->iovcnt = 1;
 			bio->iov = &d.iov;
@@ -233,24 +246,13 @@ static double run_deep(unsigned int depth, long total, double *queued)
 			ns += wall_ns() - t0;
 			done++;
 		}
-		next = timer_next_deadline(&d.b->t);
-		if (next == UINT64_MAX) {
+		if (!run_next_timer(d.b)) {
 			fprintf(stderr, "core_bench: deep queue stuck\n");
 			exit(1);
 		}
-		if (next > fake_now)
-			fake_now = next;
-		timer_run_due(&d.b->t, fake_now);
 	}
-	while (!queue_is_idle(&d.b->q)) { /* the unthreaded timer drains it */
-		uint64_t next = timer_next_deadline(&d.b->t);
-
-		if (next == UINT64_MAX)
-			break;
-		if (next > fake_now)
-			fake_now = next;
-		timer_run_due(&d.b->t, fake_now);
-	}
+	while (!queue_is_idle(&d.b->q) && run_next_timer(d.b))
+		; /* the unthreaded timer drains it */
 	bench_destroy(d.b);
 	free(d.b);
 	free(d.bio);

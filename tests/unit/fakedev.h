@@ -290,12 +290,9 @@ static inline void assert_identity(struct fake *f)
 	}
 }
 
-/* Drain a fake_start_threaded() disk, check bios = ios + merges, and free everything. The
- * threads are joined afterwards: the records can be read without f->log_lock. */
-static inline void fake_stop_threaded(struct fake *f)
+/* An idle disk: check bios = ios + merges, and free everything. */
+static inline void fake_free(struct fake *f)
 {
-	queue_drain(&f->q);
-	ck_assert(queue_is_idle(&f->q));
 	assert_identity(f);
 	queue_destroy(&f->q);
 	ctrl_destroy(&f->c);
@@ -303,15 +300,20 @@ static inline void fake_stop_threaded(struct fake *f)
 	pthread_mutex_destroy(&f->log_lock);
 }
 
+/* Drain a fake_start_threaded() disk, check bios = ios + merges, and free everything. The
+ * threads are joined afterwards: the records can be read without f->log_lock. */
+static inline void fake_stop_threaded(struct fake *f)
+{
+	queue_drain(&f->q);
+	ck_assert(queue_is_idle(&f->q));
+	fake_free(f);
+}
+
 /* Drain, check bios = ios + merges, and free everything. */
 static inline void fake_stop(struct fake *f)
 {
 	fake_run_until_idle(f);
-	assert_identity(f);
-	queue_destroy(&f->q);
-	ctrl_destroy(&f->c);
-	timer_destroy(&f->t);
-	pthread_mutex_destroy(&f->log_lock);
+	fake_free(f);
 }
 
 #endif

@@ -10,6 +10,18 @@
 
 static struct fake F;
 
+/* A one-slot disk with a service time of @latency_us, absorbing if @absorb (the core's
+ * default is off, which is checked). */
+static void start_one_slot(uint64_t latency_us, bool absorb)
+{
+	fake_params(&F);
+	ck_assert(!F.cp.latency_absorb);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = latency_us;
+	F.cp.latency_absorb = absorb;
+	fake_start(&F);
+}
+
 /* @n synchronous 4 KiB reads, one at a time, each completion run @late after its deadline;
  * returns the last bio's submit-to-end time. */
 static uint64_t run_qd1(int n, uint64_t late)
@@ -34,11 +46,7 @@ START_TEST(test_lateness_is_absorbed)
 {
 	uint64_t seen;
 
-	fake_params(&F);
-	F.cp.queue_depth = 1;
-	F.cp.latency_us = 1000;
-	F.cp.latency_absorb = true;
-	fake_start(&F);
+	start_one_slot(1000, true);
 	seen = run_qd1(400, 70 * US);
 	/* learnt in steps of 1 us + 1/64: the median lateness, 70 us, give or take a step */
 	ck_assert_uint_ge(F.c.late_ns, 67 * US);
@@ -55,11 +63,7 @@ START_TEST(test_stalls_do_not_drag)
 {
 	static struct tbio b[600];
 
-	fake_params(&F);
-	F.cp.queue_depth = 1;
-	F.cp.latency_us = 1000;
-	F.cp.latency_absorb = true;
-	fake_start(&F);
+	start_one_slot(1000, true);
 	for (int i = 0; i < 600; i++) {
 		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 4 * KiB, 4 * KiB);
 		queue_unplug_idle(&F.q);
@@ -77,11 +81,7 @@ START_TEST(test_cut_at_most_half)
 {
 	uint64_t seen;
 
-	fake_params(&F);
-	F.cp.queue_depth = 1;
-	F.cp.latency_us = 100;
-	F.cp.latency_absorb = true;
-	fake_start(&F);
+	start_one_slot(100, true);
 	seen = run_qd1(400, 300 * US);
 	ck_assert_uint_ge(F.c.late_ns, 250 * US);
 	/* deadline = dispatch + 50 us, ended 300 us late */
@@ -97,11 +97,7 @@ START_TEST(test_queued_keep_the_period)
 	static struct tbio q[20];
 	uint64_t t0, late = 70 * US;
 
-	fake_params(&F);
-	F.cp.queue_depth = 1;
-	F.cp.latency_us = 1000;
-	F.cp.latency_absorb = true;
-	fake_start(&F);
+	start_one_slot(1000, true);
 	run_qd1(400, late);
 	ck_assert_uint_ge(F.c.late_ns, 67 * US);
 	t0 = fake_now(&F);
@@ -129,11 +125,7 @@ START_TEST(test_off_moves_nothing)
 {
 	uint64_t seen;
 
-	fake_params(&F);
-	F.cp.queue_depth = 1;
-	F.cp.latency_us = 1000;
-	ck_assert(!F.cp.latency_absorb); /* the core's default */
-	fake_start(&F);
+	start_one_slot(1000, false);
 	seen = run_qd1(200, 70 * US);
 	ck_assert_uint_eq(seen, 1070 * US);
 	fake_stop(&F);

@@ -39,15 +39,15 @@ START_TEST(test_latency_per_op)
 
 	ctrl_params_default(&p);
 	p.latency_us = 1000;
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_READ), 1000 * US);
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_DISCARD), 1000 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_READ), 1000 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_DISCARD), 1000 * US);
 	p.read_latency_us = 100;
 	p.write_latency_us = 200;
 	p.flush_latency_us = 300;
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_READ), 100 * US);
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_WRITE), 200 * US);
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_FLUSH), 300 * US);
-	ck_assert_uint_eq(ctrl_latency_ns(&p, BIO_OP_DISCARD), 1000 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_READ), 100 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_WRITE), 200 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_FLUSH), 300 * US);
+	ck_assert_uint_eq(latency_median_ns(&p, BIO_OP_DISCARD), 1000 * US);
 }
 END_TEST
 

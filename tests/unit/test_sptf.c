@@ -114,6 +114,30 @@ START_TEST(test_sptf_keeps_overlaps_and_flushes)
 }
 END_TEST
 
+/* A read right under the head still waits for a queued write it overlaps, farther away. */
+START_TEST(test_sptf_nearest_waits_for_overlap)
+{
+	int wpos = -1, rpos = -1;
+
+	hdd_params(CTRL_REORDER_SPTF);
+	fake_start(&F);
+	submit(&F, &b[0], BIO_OP_READ, GIB / 2, 4 * KiB);		/* the head ends at +4K */
+	submit(&F, &b[1], BIO_OP_WRITE, GIB / 2 + 8 * KiB, 4 * KiB);	/* a seek away */
+	submit(&F, &b[2], BIO_OP_READ, GIB / 2 + 4 * KiB, 8 * KiB);	/* no seek; overlaps it */
+	fake_run_until_idle(&F);
+	assert_all_done_once(b, 3);
+	for (unsigned int i = 0; i < F.nexec; i++) {
+		if (F.exec[i].op == BIO_OP_WRITE)
+			wpos = (int)i;
+		if (F.exec[i].op == BIO_OP_READ && F.exec[i].offset == GIB / 2 + 4 * KiB)
+			rpos = (int)i;
+	}
+	ck_assert_int_eq(wpos, 1);
+	ck_assert_int_eq(rpos, 2);
+	fake_stop(&F);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sptf");
@@ -123,6 +147,7 @@ int main(void)
 	tcase_add_test(tc, test_fifo_keeps_order_one_at_a_time);
 	tcase_add_test(tc, test_sptf_beats_fifo);
 	tcase_add_test(tc, test_sptf_keeps_overlaps_and_flushes);
+	tcase_add_test(tc, test_sptf_nearest_waits_for_overlap);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
