@@ -59,3 +59,19 @@ void backend_params_default(struct backend_params *bp)
 	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
 	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
 }
+
+/* Clear from @cp every key that slows the disk down: the rates, the burst credits, the
+ * service times and their tails, the seek model and the write cliff. A new limit key belongs
+ * here too, or the stop drains at its pace. */
+void ctrl_params_lift_limits(struct ctrl_params *cp)
+{
+	cp->bandwidth = cp->read_bandwidth = cp->write_bandwidth = 0;
+	cp->iops = cp->read_iops = cp->write_iops = 0;
+	cp->credit_capacity = 0;
+	cp->latency_us = cp->read_latency_us = cp->write_latency_us = cp->flush_latency_us = 0;
+	cp->latency_tail_us = cp->read_latency_tail_us = cp->write_latency_tail_us = 0;
+	cp->flush_latency_tail_us = 0;
+	cp->rpm = 0;
+	cp->media_rate_outer = cp->media_rate_inner = 0;
+	cp->write_cliff_bytes = 0;
+}

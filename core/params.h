@@ -101,6 +101,8 @@ struct backend_params {
 
 void queue_params_default(struct queue_params *qp);
 void ctrl_params_default(struct ctrl_params *cp);
+/* Clear every key of @cp that slows the disk down (the stop drains without them). */
+void ctrl_params_lift_limits(struct ctrl_params *cp);
 void backend_params_default(struct backend_params *bp);
 
 #endif

@@ -69,22 +69,6 @@ static void log_disk_holders(const char *disk)
 	}
 }
 
-/* Clear from @cp every key that slows the disk down: the rates, the burst credits, the
- * service times and their tails, the seek model and the write cliff. A new limit key belongs
- * here too, or the stop drains at its pace. */
-static void ctrl_params_lift_limits(struct ctrl_params *cp)
-{
-	cp->bandwidth = cp->read_bandwidth = cp->write_bandwidth = 0;
-	cp->iops = cp->read_iops = cp->write_iops = 0;
-	cp->credit_capacity = 0;
-	cp->latency_us = cp->read_latency_us = cp->write_latency_us = cp->flush_latency_us = 0;
-	cp->latency_tail_us = cp->read_latency_tail_us = cp->write_latency_tail_us = 0;
-	cp->flush_latency_tail_us = 0;
-	cp->rpm = 0;
-	cp->media_rate_outer = cp->media_rate_inner = 0;
-	cp->write_cliff_bytes = 0;
-}
-
 /* Stop as a removed device does: new requests on the disk fail at once with PD_ESTOPPED,
  * and what is queued or in flight completes normally, with the emulated limits and service
  * latency lifted, so that the stop takes the backing I/O's own time. A second SIGTERM or

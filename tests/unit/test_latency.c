@@ -291,6 +291,33 @@ START_TEST(test_write_cliff)
 }
 END_TEST
 
+/* The stop's lifting of the limits leaves no model on: no service time, seek model or
+ * write cliff. */
+START_TEST(test_lift_limits)
+{
+	struct ctrl_params p;
+
+	ctrl_params_default(&p);
+	p.latency_us = p.read_latency_us = p.write_latency_us = p.flush_latency_us = 500;
+	p.latency_tail_us = p.read_latency_tail_us = p.write_latency_tail_us = 2000;
+	p.flush_latency_tail_us = 2000;
+	p.rpm = 7200;
+	p.media_rate_outer = 200000000;
+	p.media_rate_inner = 100000000;
+	p.write_cliff_bytes = 1 << 20;
+	p.bandwidth = p.read_bandwidth = p.write_bandwidth = 1 << 20;
+	p.iops = p.read_iops = p.write_iops = 100;
+	p.credit_capacity = 1000;
+	ck_assert(latency_is_on(&p));
+	ctrl_params_lift_limits(&p);
+	ck_assert(!latency_is_on(&p));
+	ck_assert_uint_eq(p.bandwidth + p.read_bandwidth + p.write_bandwidth, 0);
+	ck_assert_uint_eq(p.iops + p.read_iops + p.write_iops + p.credit_capacity, 0);
+	ck_assert_uint_eq(p.latency_tail_us + p.read_latency_tail_us + p.write_latency_tail_us +
+				  p.flush_latency_tail_us, 0);
+}
+END_TEST
+
 static Suite *latency_suite(void)
 {
 	Suite *s = suite_create("latency");
@@ -310,6 +337,7 @@ static Suite *latency_suite(void)
 	tcase_add_test(tc, test_sequential_transfer_only);
 	tcase_add_test(tc, test_one_head);
 	tcase_add_test(tc, test_write_cliff);
+	tcase_add_test(tc, test_lift_limits);
 	suite_add_tcase(s, tc);
 	return s;
 }
