@@ -204,7 +204,7 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 			if (!ret)
 				break;
 		}
-		if (ret) {
+		if (j == sizeof(arm_triggers) / sizeof(arm_triggers[0])) {
 			ctl_printf(out, "unknown argument '%s'\n%s\n", s, PD_CACHE_POWERCUT_USAGE);
 			return -EINVAL;
 		}
