@@ -151,17 +151,23 @@ void nb_conn_process_done(struct nbd_conn *c)
 	list = c->done_head;
 	c->done_head = c->done_tail = NULL;
 	pthread_mutex_unlock(&c->done_lock);
+	if (!list)
+		return;
+	/* Off the in-flight list in one hold of the lock the submitters take too; the done
+	 * list's reference keeps each command alive until it is ended below. */
+	pthread_mutex_lock(&c->lock);
+	for (struct nbd_cmd *cmd = list; cmd; cmd = cmd->done_next) {
+		if (cmd->linked) {
+			cmd_unlink(c, cmd);
+			nb_cmd_put(cmd); /* the in-flight list's */
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
 	while (list) {
 		struct nbd_cmd *cmd = list;
 		int err = cmd->error;
 
 		list = cmd->done_next;
-		pthread_mutex_lock(&c->lock);
-		if (cmd->linked) {
-			cmd_unlink(c, cmd);
-			nb_cmd_put(cmd); /* the in-flight list's */
-		}
-		pthread_mutex_unlock(&c->lock);
 		nb_cmd_finish(cmd, err ? -map_errno(err) : 0);
 		nb_cmd_put(cmd); /* the done list's */
 	}

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/backend_nbd_int.h"
@@ -32,6 +33,8 @@
 
 #define BACKOFF_MIN_NS (100 * NSEC_PER_MSEC)
 #define BACKOFF_MAX_NS (5 * NSEC_PER_SEC)
+/* Asked of the socket: two commands of 1 MiB and their headers; the kernel caps it. */
+#define NBD_SNDBUF_BYTES (2 * 1024 * 1024 + 4096)
 
 /* The connection whose loop thread this is, if any. */
 static __thread struct nbd_conn *tls_loop;
@@ -152,6 +155,19 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	return n;
 }
 
+/* A socket send buffer that holds a large write whole (the kernel caps it at wmem_max):
+ * libnbd then sends a command in one call from the thread that starts it, instead of the
+ * loop thread finishing it through rounds of POLLOUT as the server drains a small buffer. */
+static void conn_size_sndbuf(struct nbd_handle *h)
+{
+	int fd = nbd_aio_get_fd(h);
+	int want = NBD_SNDBUF_BYTES;
+
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) < 0) {
+		/* not a socket we may size: keep the default */
+	}
+}
+
 /* Connect @c (it must be down), waiting at most the timeout. On success the connection is up.
  * Checks the export against what the first connection found (size, read-only). @first: this
  * is the first connection, which learns them. 0 or -errno, @err set. */
@@ -225,6 +241,7 @@ int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 			 nb->read_only ? " read-only" : "");
 		goto out_close;
 	}
+	conn_size_sndbuf(h);
 	pthread_mutex_lock(&c->lock);
 	c->h = h;
 	smp_store_release(c->state, CONN_UP);

@@ -229,10 +229,11 @@ start_target() {
 		;;
 	pdnbd)
 		# plugdisk's NBD backend over nbdkit's file plugin on a Unix socket: the server
-		# nbdfuse has in the nbd target.
+		# nbdfuse has in the nbd target. On FUSE over io_uring, like pdu: the fast path
+		# the service's unit gives.
 		[ -x "$PLUGDISK" ] || { echo "bench: $PLUGDISK is not built" >&2; return 1; }
 		start_nbdkit file "$IMG" || return 1
-		"$PLUGDISK" -f -i "nbd+unix:///?socket=$MNT.sock" --set mount.io_uring=off "$@" "$MNT" \
+		"$PLUGDISK" -f -i "nbd+unix:///?socket=$MNT.sock" --set mount.io_uring=on "$@" "$MNT" \
 			>>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
@@ -373,7 +374,7 @@ WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k
 declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
 	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults, classic /dev/fuse)"
 	[pdu]="plugdisk (defaults, FUSE over io_uring)"
-	[pdnbd]="plugdisk NBD backend + nbdkit file")
+	[pdnbd]="plugdisk NBD backend (io_uring) + nbdkit file")
 declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk"
 	[pdu]="plugdisk io_uring" [pdnbd]="plugdisk NBD")
 
@@ -568,9 +569,12 @@ section_compare() {
 		done
 	done
 	# The NBD backend against the file backend: what the hop through nbdkit costs.
-	if [[ " $BENCH_TARGETS " == *" pd "* && " $BENCH_TARGETS " == *" pdnbd "* ]]; then
-		row="| ${TSHORT[pdnbd]} ÷ ${TSHORT[pd]} (file backend): the NBD hop |"
-		for i in "${!WL[@]}"; do row+=" $(median_ratio pdnbd pd "${WL[i]}") |"; done
+	# Both on FUSE over io_uring: pdu, else the classic pd.
+	local fileb=pdu
+	[[ " $BENCH_TARGETS " == *" pdu "* ]] || fileb=pd
+	if [[ " $BENCH_TARGETS " == *" $fileb "* && " $BENCH_TARGETS " == *" pdnbd "* ]]; then
+		row="| ${TSHORT[pdnbd]} ÷ ${TSHORT[$fileb]} (file backend): the NBD hop |"
+		for i in "${!WL[@]}"; do row+=" $(median_ratio pdnbd $fileb "${WL[i]}") |"; done
 		md "$row"
 	fi
 	# The io_uring transport against the classic one and against the raw file's limit.

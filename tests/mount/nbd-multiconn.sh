@@ -15,10 +15,9 @@ cd "$T" || fail "cd $T"
 nbdkit_start unix --filter=log memory 16M logfile="$T/log1"
 pd_start -i "$NBD_URI" -s 16M
 assert_eq "$(stat_get nbd_can_multi_conn)" 1 "the memory plugin advertises multi-conn"
-want=$(($(getconf _NPROCESSORS_ONLN) / 2))
-[ "$want" -ge 1 ] || want=1
+want=$(getconf _NPROCESSORS_ONLN)
 [ "$want" -le 4 ] || want=4
-assert_eq "$(stat_get nbd_connections)" "$want" "default connections (one per two CPUs, 1 .. 4)"
+assert_eq "$(stat_get nbd_connections)" "$want" "default connections (one per CPU, 1 .. 4)"
 assert_eq "$(stat_get nbd_connections_up)" "$want" "connections up"
 pd_stop
 pd_start -i "$NBD_URI" -s 16M --set controller.connections=4
