@@ -13,6 +13,8 @@
 static const struct conf_key model_keys[] = {
 	CONF_KEY("controller.latency_absorb", CONF_BOOL, ctrl.latency_absorb, 0, 1, 0, 0,
 		 "end each service time early by the path's own measured lateness"),
+	CONF_KEY("controller.latency_absorb_host", CONF_BOOL, ctrl.latency_absorb_host, 0, 1, 0, 0,
+		 "a command back within 500 us of the last one's end starts where it ended"),
 	CONF_ENUM_KEY("controller.latency_dist", ctrl.latency_dist, lat_dist_name,
 		      "constant, uniform, normal, lognormal or pareto; latency_us is its median"),
 	CONF_ENUM_KEY("controller.latency_tail", ctrl.latency_tail, lat_tail_name,

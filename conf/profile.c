@@ -16,6 +16,13 @@
 #include "conf/key.h"
 #include "conf/profile.h"
 
+/* Every profile: a data sheet's rate at queue depth 1 has no host in it, so the host's
+ * turnaround between a reply and the next request is absorbed (core/ctrl.c). */
+static const char *const profile_common[] = {
+	"controller.latency_absorb_host=true",
+	NULL,
+};
+
 /* Seagate Barracuda 7200.14 (ST2000DM001) product manual: 7200 rpm; average read seek
  * 8.5 ms, track-to-track 1.0 ms; sustained transfer 210 MB/s at the outer diameter; NCQ
  * with 32 commands. The full-stroke seek is not given: 15 ms makes the average over random
@@ -187,6 +194,17 @@ void conf_profile_names(char *buf, size_t len)
 
 /* --- the key: profile = "NAME" at the file's top level, or --profile NAME --------------- */
 
+static int profile_preset(struct conf_load *ld, const char *name, const char *const *keys)
+{
+	for (; *keys; keys++) {
+		int ret = conf_preset(ld, "profile", name, *keys);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Applied first (CONF_FIRST): the profile's keys go in as presets, which any key the user
  * sets overrides, wherever it stands. */
 static int profile_parse(struct conf_load *ld, const struct conf_key *k, const char *text,
@@ -195,6 +213,7 @@ static int profile_parse(struct conf_load *ld, const struct conf_key *k, const c
 	char **slot = conf_value(ld, k), *copy;
 	const struct conf_profile *p = NULL;
 	char known[512];
+	int ret;
 
 	if (*text && !(p = conf_profile_find(text))) {
 		conf_profile_names(known, sizeof(known));
@@ -205,13 +224,10 @@ static int profile_parse(struct conf_load *ld, const struct conf_key *k, const c
 		return -ENOMEM;
 	free(*slot);
 	*slot = copy;
-	for (const char *const *kv = p ? p->keys : NULL; kv && *kv; kv++) {
-		int ret = conf_preset(ld, "profile", p->name, *kv);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if (!p)
+		return 0;
+	ret = profile_preset(ld, p->name, profile_common);
+	return ret ? ret : profile_preset(ld, p->name, p->keys);
 }
 
 static void profile_print(const struct pd_config *c, const struct conf_key *k, FILE *f)
@@ -250,6 +266,10 @@ void conf_profile_list(void *FILE_stream)
 {
 	FILE *f = FILE_stream;
 
+	fputs("every profile\n", f);
+	for (const char *const *kv = profile_common; *kv; kv++)
+		fprintf(f, "  %s\n", *kv);
+	fputc('\n', f);
 	for (size_t i = 0; i < NPROFILES; i++) {
 		const struct conf_profile *p = &profiles[i];
 

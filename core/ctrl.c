@@ -43,6 +43,17 @@
  * starts no earlier. Absorbing shortens the round trip one user sees, never the device's
  * period, so queue_depth / latency still holds at any iodepth.
  *
+ * The host's turnaround. A user who waits for each command before sending the next also pays
+ * the way between the daemon and itself: the reply's way out and the next request's way in
+ * (through a loop device, 50 to 300 us here). A device's data sheet rate at queue depth 1
+ * has none of that. With p.latency_absorb_host, a command that reaches an idle device
+ * within CTRL_HOST_MAX_NS of the end of the command before starts, in device time, where
+ * that one's service ended, as if the device had not been idle: a synchronous stream gets
+ * 1 / latency, and the way's cost is taken out of the service time the user sees. What the
+ * daemon cannot tell apart from that way is a submitter's own pause: one shorter than
+ * CTRL_HOST_MAX_NS between commands is absorbed too, which is why it is a setting of its own
+ * (on in the device profiles). The turnarounds' median is shown in stats.
+ *
  * Locking: admission state (slots, buckets, parameters) is guarded by the queue's lock,
  * which the queue holds whenever it calls in. The pool's work list has its own lock, taken
  * after q->lock and never held across I/O. */
@@ -72,6 +83,30 @@ static void ctrl_note_late(struct ctrl *c, uint64_t late)
 	WRITE_ONCE(c->late_ns, est);
 }
 
+/* A gap between a command's end and the next arrival at an idle device longer than this is
+ * the submitter's pause, not the host's way. */
+#define CTRL_HOST_MAX_NS (500 * NSEC_PER_USEC)
+
+/* A command arrived at an idle device: the turnaround since the last command ended, or 0 if
+ * it waited while the device was busy or came after a pause. Tracks the median in
+ * c->host_ns, for stats. q->lock held. */
+static uint64_t ctrl_turnaround(struct ctrl *c, const struct request *rq)
+{
+	uint64_t gap, est = c->host_ns, step = NSEC_PER_USEC / 4 + est / 256;
+
+	if (c->in_flight || !c->idle_ns || rq->last_submit_ns < c->idle_ns)
+		return 0;
+	gap = rq->last_submit_ns - c->idle_ns;
+	if (gap > CTRL_HOST_MAX_NS)
+		return 0;
+	if (gap > est)
+		est += step;
+	else if (gap < est)
+		est = est > step ? est - step : 0;
+	WRITE_ONCE(c->host_ns, est);
+	return gap ? gap : 1;
+}
+
 /* Latency timer: the service time of an already-executed command has passed. The time from
  * its deadline until its bios have been ended (the timer's wake-up, the completion, the
  * reply to the kernel) is the path's own cost, which the next deadlines absorb. */
@@ -92,7 +127,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 				  uint64_t not_before, uint64_t *ready_at)
 {
 	bool timed = latency_is_on(&c->p);
-	uint64_t start;
+	uint64_t start, turnaround;
 	int64_t at;
 
 	if (c->in_flight >= c->p.queue_depth)
@@ -108,6 +143,8 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		return CTRL_ADMIT_HEAD;
 	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
+	turnaround = timed ? ctrl_turnaround(c, rq) : 0;
+	c->idle_ns = 0;
 	c->in_flight++;
 	start = now;
 	if (c->slot_free_nr) {
@@ -125,6 +162,12 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 			 * deadline absorbed the path's cost: the device starts no earlier. */
 			if (freed > start)
 				start = freed;
+			/* Back from the host's turnaround: the device was not idle, it goes on
+			 * where it stopped. */
+			else if (turnaround && c->p.latency_absorb_host) {
+				start = freed > c->idle_dev_ns ? freed : c->idle_dev_ns;
+				c->host_starts++;
+			}
 		}
 	}
 	/* The head takes its next command when it is free, in device time: a restart timer's
@@ -212,12 +255,19 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->cache_bytes = latency_cache_bytes(&c->lat, &c->p, now);
 	ss->cliff_bytes = c->lat.cliff_bytes;
 	ss->absorb_ns = c->p.latency_absorb ? READ_ONCE(c->late_ns) : 0;
+	ss->host_ns = READ_ONCE(c->host_ns);
+	ss->host_starts = c->host_starts;
 }
 
-void ctrl_release(struct ctrl *c, struct request *rq)
+void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now)
 {
-	c->in_flight--;
-	if (rq->deadline_ns == rq->dispatch_ns)
+	bool timed = rq->deadline_ns != rq->dispatch_ns;
+
+	if (!--c->in_flight) {
+		c->idle_ns = now;
+		c->idle_dev_ns = timed ? rq->free_ns : now;
+	}
+	if (!timed)
 		return; /* no service latency: nothing to carry over */
 	if (c->slot_free_nr == CTRL_MAX_SLOTS) {
 		c->slot_free_head = (c->slot_free_head + 1) % CTRL_MAX_SLOTS;

@@ -40,6 +40,14 @@ struct ctrl {
 	 * in ns: written by the timer thread alone, read under q->lock; relaxed atomics, as
 	 * nothing else is published through it. */
 	uint64_t late_ns;
+	/* The host's turnaround: from the end of a command that left the device idle to the
+	 * arrival of the next one (the reply's way to the submitter and the next request's way
+	 * back), its median in ns. Changed under q->lock, read without it by stats. */
+	uint64_t host_ns;
+	uint64_t idle_ns;		/* q->lock: when the last command's end left the device
+					 * idle; 0 once a command took a slot again */
+	uint64_t idle_dev_ns;		/* q->lock: that command's service end, in device time */
+	uint64_t host_starts;		/* q->lock: commands started there (latency_absorb_host) */
 
 	struct queue *q;
 	struct timer *timer;
@@ -103,7 +111,7 @@ typedef bool (*ctrl_inline_fn)(void *arg);
 void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg);
 
 /* Free @rq's slot. q->lock held. */
-void ctrl_release(struct ctrl *c, struct request *rq);
+void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now);
 
 /* Apply new controller parameters live: slots, rates (buckets keep their debt), latency.
  * The worker count is fixed at start. q->lock held. */

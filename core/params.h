@@ -38,6 +38,8 @@ struct ctrl_params {
 	uint64_t write_latency_us;	/* controller.write_latency_us: 0 = latency_us */
 	uint64_t flush_latency_us;	/* controller.flush_latency_us: 0 = latency_us */
 	bool latency_absorb;		/* controller.latency_absorb: subtract the path's lateness */
+	bool latency_absorb_host;	/* controller.latency_absorb_host: a command back within
+					 * the host's turnaround starts where the last one ended */
 
 	/* Latency models (core/latency.h). The *_latency_us keys above are the medians. */
 	uint32_t latency_dist;		/* controller.latency_dist: enum lat_dist */

@@ -386,7 +386,7 @@ void queue_complete(struct queue *q, struct request *rq)
 
 	pthread_mutex_lock(&q->lock);
 	queue_account_time(q, now);
-	ctrl_release(q->ctrl, rq);
+	ctrl_release(q->ctrl, rq, now);
 	st->ios++;
 	if (rq->error)
 		st->errors++;

@@ -161,6 +161,8 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "write_cache_bytes", ss->cache_bytes);
 	kv(&o, "write_cliff_bytes", ss->cliff_bytes);
 	kv(&o, "latency_absorbed_us", ss->absorb_ns / NSEC_PER_USEC);
+	kv(&o, "latency_host_us", ss->host_ns / NSEC_PER_USEC);
+	kv(&o, "latency_host_starts", ss->host_starts);
 
 	put(&o, "\n# limits and settings\n");
 	for (int d = 0; d < RATE_NR_DIRS; d++) {
@@ -175,6 +177,7 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "limit_read_latency_us", ss->cp.read_latency_us);
 	kv(&o, "limit_write_latency_us", ss->cp.write_latency_us);
 	kv(&o, "limit_flush_latency_us", ss->cp.flush_latency_us);
+	kv(&o, "latency_absorb_host", ss->cp.latency_absorb_host);
 	kv(&o, "queue_plug", ss->qp.plug);
 	kv(&o, "queue_unplug_threshold", ss->qp.unplug_threshold);
 	kv(&o, "queue_unplug_delay_us", ss->qp.unplug_delay_us);

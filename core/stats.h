@@ -98,7 +98,9 @@ struct stats_snapshot {
 	uint64_t credits_spent;		/* since start */
 	uint64_t cache_bytes;		/* write cliff: bytes in the fast cache */
 	uint64_t cliff_bytes;		/* write cliff: bytes written past it since start */
-	uint64_t absorb_ns;		/* lateness absorbed into each service time now */
+	uint64_t absorb_ns;		/* path's cost absorbed into each service time now */
+	uint64_t host_ns;		/* the host's turnaround, median */
+	uint64_t host_starts;		/* commands started at the last one's end across it */
 	struct queue_stats s;
 	/* The FUSE transport, filled in by the daemon (NULL: "classic"). */
 	const char *transport;		/* "classic" or "io_uring" */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the controller's absorption of its path's own cost (controller.latency_absorb):
  * the median lateness at the deadlines is learnt and later deadlines come that much earlier,
- * by at most half the service time; off, nothing moves. */
+ * by at most half the service time; off, nothing moves. And of the host's turnaround
+ * (controller.latency_absorb_host): a command back within 500 us starts where the last one
+ * ended. */
 #undef NDEBUG
 #include <check.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@ static void start_one_slot(uint64_t latency_us, bool absorb)
 {
 	fake_params(&F);
 	ck_assert(!F.cp.latency_absorb);
+	ck_assert(!F.cp.latency_absorb_host);
 	F.cp.queue_depth = 1;
 	F.cp.latency_us = latency_us;
 	F.cp.latency_absorb = absorb;
@@ -132,6 +135,91 @@ START_TEST(test_off_moves_nothing)
 }
 END_TEST
 
+/* @n synchronous reads on a one-slot disk of @latency_us absorbing the host's turnaround
+ * (not the lateness), each completion run @late after its deadline and the next read sent
+ * @gap after that; returns the time from the first submit to the last completion. */
+static uint64_t run_host(int n, uint64_t latency_us, uint64_t late, uint64_t gap)
+{
+	static struct tbio b[512];
+	uint64_t t0 = 0;
+
+	ck_assert_int_le(n, 512);
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = latency_us;
+	F.cp.latency_absorb_host = true;
+	fake_start(&F);
+	for (int i = 0; i < n; i++) {
+		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 64 * KiB, 4 * KiB);
+		if (!i)
+			t0 = b[i].bio.submit_ns;
+		queue_unplug_idle(&F.q);
+		ck_assert_int_eq(fake_advance_to(&F, b[i].deadline + late), 1);
+		ck_assert_int_eq(b[i].ncomplete, 1);
+		fake_set_now(&F, fake_now(&F) + gap);
+	}
+	return b[n - 1].done_at - t0;
+}
+
+/* The way out and back (completion 20 us late, the next read 80 us later) is taken out of
+ * the service time: 200 reads take 200 service times, not 200 x 1.1 ms. */
+START_TEST(test_host_turnaround_absorbed)
+{
+	uint64_t took = run_host(200, 1000, 20 * US, 80 * US);
+
+	ck_assert_uint_eq(F.c.host_starts, 199);
+	/* the median of 80 + 20 us (from the command's end in the daemon, which includes the
+	 * lateness), learnt in small steps */
+	ck_assert_uint_ge(F.c.host_ns, 60 * US);
+	ck_assert_uint_le(F.c.host_ns, 100 * US);
+	/* 200 ms, plus the last one's lateness */
+	ck_assert_uint_eq(took, 200 * 1000 * US + 20 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* The period holds: the device never serves faster than one command per service time, and
+ * a command never starts before the last one's service ended. */
+START_TEST(test_host_keeps_the_period)
+{
+	uint64_t took = run_host(100, 1000, 0, 1);
+
+	ck_assert_uint_eq(F.c.host_starts, 99);
+	ck_assert_uint_eq(took, 100 * 1000 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* A pause longer than 500 us is the submitter's own: not absorbed, and not learnt. */
+START_TEST(test_host_pause_is_kept)
+{
+	uint64_t took = run_host(50, 1000, 0, 600 * US);
+
+	ck_assert_uint_eq(F.c.host_starts, 0);
+	ck_assert_uint_eq(F.c.host_ns, 0);
+	ck_assert_uint_eq(took, 50 * 1000 * US + 49 * 600 * US);
+	fake_stop(&F);
+}
+END_TEST
+
+/* Off (the core's default), the turnaround adds to every command, as it always did. */
+START_TEST(test_host_off_moves_nothing)
+{
+	static struct tbio b[50];
+
+	start_one_slot(1000, false);
+	for (int i = 0; i < 50; i++) {
+		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 64 * KiB, 4 * KiB);
+		queue_unplug_idle(&F.q);
+		ck_assert_int_eq(fake_advance_to(&F, b[i].deadline), 1);
+		fake_set_now(&F, fake_now(&F) + 80 * US);
+	}
+	ck_assert_uint_eq(F.c.host_starts, 0);
+	ck_assert_uint_eq(b[49].done_at - b[0].bio.submit_ns, 50 * 1000 * US + 49 * 80 * US);
+	fake_stop(&F);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("absorb");
@@ -142,6 +230,10 @@ int main(void)
 	tcase_add_test(tc, test_cut_at_most_half);
 	tcase_add_test(tc, test_queued_keep_the_period);
 	tcase_add_test(tc, test_off_moves_nothing);
+	tcase_add_test(tc, test_host_turnaround_absorbed);
+	tcase_add_test(tc, test_host_keeps_the_period);
+	tcase_add_test(tc, test_host_pause_is_kept);
+	tcase_add_test(tc, test_host_off_moves_nothing);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
