@@ -87,24 +87,24 @@ static void ctrl_note_late(struct ctrl *c, uint64_t late)
  * the submitter's pause, not the host's way. */
 #define CTRL_HOST_MAX_NS (500 * NSEC_PER_USEC)
 
-/* A command arrived at an idle device: the turnaround since the last command ended, or 0 if
- * it waited while the device was busy or came after a pause. Tracks the median in
- * c->host_ns, for stats. q->lock held. */
-static uint64_t ctrl_turnaround(struct ctrl *c, const struct request *rq)
+/* Whether @rq came back to an idle device within the host's turnaround of the last
+ * command's end (not if it waited while the device was busy, nor after a pause). Tracks the
+ * turnarounds' median in c->host_ns, for stats. q->lock held. */
+static bool ctrl_turnaround(struct ctrl *c, const struct request *rq)
 {
 	uint64_t gap, est = c->host_ns, step = NSEC_PER_USEC / 4 + est / 256;
 
 	if (c->in_flight || !c->idle_ns || rq->last_submit_ns < c->idle_ns)
-		return 0;
+		return false;
 	gap = rq->last_submit_ns - c->idle_ns;
 	if (gap > CTRL_HOST_MAX_NS)
-		return 0;
+		return false;
 	if (gap > est)
 		est += step;
 	else if (gap < est)
 		est = est > step ? est - step : 0;
 	WRITE_ONCE(c->host_ns, est);
-	return gap ? gap : 1;
+	return true;
 }
 
 /* Latency timer: the service time of an already-executed command has passed. The time from
@@ -126,8 +126,8 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at)
 {
-	bool timed = latency_is_on(&c->p);
-	uint64_t start, turnaround;
+	bool timed = latency_is_on(&c->p), back;
+	uint64_t start;
 	int64_t at;
 
 	if (c->in_flight >= c->p.queue_depth)
@@ -143,7 +143,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 		return CTRL_ADMIT_HEAD;
 	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
-	turnaround = timed ? ctrl_turnaround(c, rq) : 0;
+	back = timed && ctrl_turnaround(c, rq);
 	c->idle_ns = 0;
 	c->in_flight++;
 	start = now;
@@ -164,7 +164,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 				start = freed;
 			/* Back from the host's turnaround: the device was not idle, it goes on
 			 * where it stopped. */
-			else if (turnaround && c->p.latency_absorb_host) {
+			else if (back && c->p.latency_absorb_host) {
 				start = freed > c->idle_dev_ns ? freed : c->idle_dev_ns;
 				c->host_starts++;
 			}
