@@ -72,6 +72,8 @@ struct request {
 	uint64_t deadline_ns;		/* earliest completion: dispatch + service latency */
 	uint64_t free_ns;		/* when the emulated device freed its slot */
 	uint64_t absorbed_ns;		/* how much before its service's end deadline_ns is */
+	bool host_back;			/* started where the last one ended, back within the
+					 * host's turnaround (ctrl.c) */
 	int error;			/* 0 or -errno, set by the backend */
 	struct request *work_next;	/* backend work list; ctrl pool lock */
 	rq_io_done_t io_done;		/* set by the caller of an I/O stage (core/io.h) */

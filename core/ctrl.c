@@ -144,6 +144,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	}
 	rate_charge(&c->rate, rq->op, rq->op == BIO_OP_DISCARD ? 0 : rq->len, (int64_t)now);
 	back = timed && ctrl_turnaround(c, rq);
+	rq->host_back = false;
 	c->idle_ns = 0;
 	c->in_flight++;
 	start = now;
@@ -166,6 +167,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 			 * where it stopped. */
 			else if (back && c->p.latency_absorb_host) {
 				start = freed > c->idle_dev_ns ? freed : c->idle_dev_ns;
+				rq->host_back = true;
 				c->host_starts++;
 			}
 		}
@@ -298,6 +300,13 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 		 * however early the absorbing deadline; or when the backing I/O, the slower
 		 * part, ended. */
 		rq->free_ns = now > end ? now : end;
+		/* Back within the host's turnaround, a command can start so far in the past
+		 * that its service ended before it even came (a short service, a slow way
+		 * back). The device keeps its own time then, up to CTRL_HOST_MAX_NS behind: the
+		 * next command starts where this one's service ended, so that a stream's
+		 * longer services make up for the shorter ones and it gets 1 / the mean. */
+		if (rq->host_back && now > end)
+			rq->free_ns = now - end > CTRL_HOST_MAX_NS ? now - CTRL_HOST_MAX_NS : end;
 		if (now < rq->deadline_ns) {
 			timer_arm(c->timer, &rq->tmr, rq->deadline_ns);
 			return;

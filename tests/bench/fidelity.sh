@@ -120,7 +120,7 @@ fid_gp2_burst() {
 }
 
 section_fidelity() {
-	local p k kind tol want got ceil what rows=() base=100
+	local p k kind tol want got ceil what v rows=() base=100
 	RT=$FID_RT
 	say "fidelity: the device profiles against their data sheets, ${RT} s per load"
 	say "  ceiling: plugdisk without limits"
@@ -139,12 +139,12 @@ section_fidelity() {
 			want=${FID_WANT[$p.$k]}
 			ceil=${FID_GOT[ceiling.$k]}
 			[ "$k" = p50 ] || [ "$k" = p99 ] && ceil=${FID_GOT[ceiling.p50]}
-			if [ $kind = lat ] && [ "$want" != - ] &&
+			v=$(fid_verdict "$want" "$got" "$ceil" $kind $tol)
+			if [ $kind = lat ] && [[ $v == off* ]] &&
 				[ "$(fid_both_out_of_reach "${FID_WANT[$p.qd1]}" "${FID_GOT[ceiling.out]}" $tol)" = yes ]; then
-				rows+=("| $p | $what | $want | $(fmt "$got" iops) | out of reach with its QD1 rate |")
-				continue
+				v="out of reach with its QD1 rate ${v#off }"
 			fi
-			rows+=("| $p | $what | $want | $(fmt "$got" iops) | $(fid_verdict "$want" "$got" "$ceil" $kind $tol) |")
+			rows+=("| $p | $what | $want | $(fmt "$got" iops) | $v |")
 		done
 	done
 	case " ${FIDELITY_PROFILES:-${FID_DEFAULT:-$FID_PROFILES}} " in

@@ -190,6 +190,36 @@ START_TEST(test_host_keeps_the_period)
 }
 END_TEST
 
+/* The device keeps its own time across a slow way back: with the way back at 40 and 140 us
+ * in turn around a 100 us service, the commands that came back late leave the device behind
+ * real time, and the next ones start where it is, so the stream takes a service time per
+ * command (200 x 100 us), not the mean of 100 and 140 us. */
+START_TEST(test_host_keeps_device_time)
+{
+	static struct tbio b[200];
+	uint64_t t0;
+
+	fake_params(&F);
+	F.cp.queue_depth = 1;
+	F.cp.latency_us = 100;
+	F.cp.latency_absorb_host = true;
+	fake_start(&F);
+	t0 = fake_now(&F);
+	for (int i = 0; i < 200; i++) {
+		submit(&F, &b[i], BIO_OP_READ, (uint64_t)i * 64 * KiB, 4 * KiB);
+		queue_unplug_idle(&F.q);
+		fake_advance_to(&F, b[i].deadline > fake_now(&F) ? b[i].deadline : fake_now(&F));
+		ck_assert_int_eq(b[i].ncomplete, 1);
+		fake_set_now(&F, fake_now(&F) + (i % 2 ? 40 : 140) * US);
+	}
+	ck_assert_uint_eq(F.c.host_starts, 199);
+	/* 200 service times, and the last way back (40 us) came after the last completion */
+	ck_assert_uint_le(b[199].done_at - t0, 200 * 100 * US + 140 * US);
+	ck_assert_uint_ge(b[199].done_at - t0, 200 * 100 * US);
+	fake_stop(&F);
+}
+END_TEST
+
 /* A pause longer than 500 us is the submitter's own: not absorbed, and not learnt. */
 START_TEST(test_host_pause_is_kept)
 {
@@ -233,6 +263,7 @@ int main(void)
 	tcase_add_test(tc, test_host_turnaround_absorbed);
 	tcase_add_test(tc, test_host_keeps_the_period);
 	tcase_add_test(tc, test_host_pause_is_kept);
+	tcase_add_test(tc, test_host_keeps_device_time);
 	tcase_add_test(tc, test_host_off_moves_nothing);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
