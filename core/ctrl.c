@@ -49,7 +49,9 @@
  * has none of that. With p.latency_absorb_host, a command that reaches an idle device
  * within CTRL_HOST_MAX_NS of the end of the command before starts, in device time, where
  * that one's service ended, as if the device had not been idle: a synchronous stream gets
- * 1 / latency, and the way's cost is taken out of the service time the user sees. What the
+ * 1 / latency, and the way's cost is taken out of the service time the user sees. Across a
+ * way back slower than the service the device keeps its own time, up to CTRL_HOST_MAX_NS
+ * behind (ctrl_io_done()), so that a stream gets 1 / the mean service time. What the
  * daemon cannot tell apart from that way is a submitter's own pause: one shorter than
  * CTRL_HOST_MAX_NS between commands is absorbed too, which is why it is a setting of its own
  * (on in the device profiles). The turnarounds' median is shown in stats.
