@@ -262,13 +262,18 @@ static void profile_defaults(struct pd_config *c)
 
 const struct conf_table conf_profile_table = CONF_TABLE(profile_keys, profile_defaults, NULL);
 
+static void print_keys(FILE *f, const char *const *keys)
+{
+	for (; *keys; keys++)
+		fprintf(f, "  %s\n", *keys);
+}
+
 void conf_profile_list(void *FILE_stream)
 {
 	FILE *f = FILE_stream;
 
 	fputs("every profile\n", f);
-	for (const char *const *kv = profile_common; *kv; kv++)
-		fprintf(f, "  %s\n", *kv);
+	print_keys(f, profile_common);
 	fputc('\n', f);
 	for (size_t i = 0; i < NPROFILES; i++) {
 		const struct conf_profile *p = &profiles[i];
@@ -276,8 +281,7 @@ void conf_profile_list(void *FILE_stream)
 		fprintf(f, "%s\n  device: %s\n  source: %s\n", p->name, p->device, p->source);
 		if (p->out_of_reach)
 			fprintf(f, "  out of reach here: %s\n", p->out_of_reach);
-		for (const char *const *kv = p->keys; *kv; kv++)
-			fprintf(f, "  %s\n", *kv);
+		print_keys(f, p->keys);
 		if (i + 1 < NPROFILES)
 			fputc('\n', f);
 	}

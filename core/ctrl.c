@@ -71,18 +71,23 @@
 #include "core/merge.h"
 #include "core/queue.h"
 
-/* Track the median of @late: each sample moves the estimate a small step towards it, so
- * rare long stalls of a loaded machine do not drag it. Timer thread only. */
-static void ctrl_note_late(struct ctrl *c, uint64_t late)
+/* One step of a running median: @est moves a small step towards @sample, so that rare long
+ * stalls of a loaded machine do not drag it. */
+static uint64_t median_step(uint64_t est, uint64_t sample)
 {
-	uint64_t est = READ_ONCE(c->late_ns);
 	uint64_t step = NSEC_PER_USEC + est / 64;
 
-	if (late > est)
-		est += step;
-	else if (late < est)
-		est = est > step ? est - step : 0;
-	WRITE_ONCE(c->late_ns, est);
+	if (sample > est)
+		return est + step;
+	if (sample < est)
+		return est > step ? est - step : 0;
+	return est;
+}
+
+/* Track the median of @late. Timer thread only. */
+static void ctrl_note_late(struct ctrl *c, uint64_t late)
+{
+	WRITE_ONCE(c->late_ns, median_step(READ_ONCE(c->late_ns), late));
 }
 
 /* A gap between a command's end and the next arrival at an idle device longer than this is
@@ -94,18 +99,14 @@ static void ctrl_note_late(struct ctrl *c, uint64_t late)
  * turnarounds' median in c->host_ns, for stats. q->lock held. */
 static bool ctrl_turnaround(struct ctrl *c, const struct request *rq)
 {
-	uint64_t gap, est = c->host_ns, step = NSEC_PER_USEC / 4 + est / 256;
+	uint64_t gap;
 
 	if (c->in_flight || !c->idle_ns || rq->last_submit_ns < c->idle_ns)
 		return false;
 	gap = rq->last_submit_ns - c->idle_ns;
 	if (gap > CTRL_HOST_MAX_NS)
 		return false;
-	if (gap > est)
-		est += step;
-	else if (gap < est)
-		est = est > step ? est - step : 0;
-	WRITE_ONCE(c->host_ns, est);
+	WRITE_ONCE(c->host_ns, median_step(c->host_ns, gap));
 	return true;
 }
 
