@@ -210,10 +210,30 @@ assert_gt() { [ "$1" -gt "$2" ] || fail "${3:-not greater}: $1 <= $2"; }
 
 # stat_wait NAME VALUE WHAT [SECONDS]: wait (deadline SECONDS, 5 by default) until NAME in
 # $PD_MNT/stats reads VALUE; fail, naming WHAT, if it does not.
-stat_wait() {
+stat_wait() { _stat_reaches "$1" = "$2" "${4:-5}" || assert_eq "$(stat_get "$1")" "$2" "$3"; }
+
+# stat_wait_ge NAME MIN WHAT [SECONDS]: the same, until NAME reads at least MIN.
+stat_wait_ge() {
+	_stat_reaches "$1" -ge "$2" "${4:-5}" ||
+		fail "$3: $1 is $(stat_get "$1") after ${4:-5} s, want at least $2"
+}
+
+# _stat_reaches NAME OP VALUE SECONDS: whether [ NAME's value OP VALUE ] comes true in time.
+_stat_reaches() {
 	local i
-	for i in $(seq $((${4:-5} * 20))); do [ "$(stat_get "$1")" = "$2" ] && return 0; sleep 0.05; done
-	assert_eq "$(stat_get "$1")" "$2" "$3"
+	for i in $(seq $(($4 * 20))); do [ "$(stat_get "$1")" "$2" "$3" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# pd_term_within SECONDS WHAT: SIGTERM $PD_PID; fail, naming WHAT, unless it exits with
+# status 0 within SECONDS.
+pd_term_within() {
+	local i rc=0
+	kill -TERM "$PD_PID"
+	for i in $(seq $(($1 * 20))); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$PD_PID" 2>/dev/null && fail "$2 still runs $1 s after SIGTERM"
+	wait "$PD_PID" || rc=$?
+	assert_eq "$rc" 0 "exit status of $2 after SIGTERM"
 }
 
 # stats_save FILE [MNT]: copy one snapshot of MNT/stats (one open = one consistent copy).

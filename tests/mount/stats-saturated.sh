@@ -14,10 +14,7 @@ fio --name=w --filename="$MNT/disk" --rw=randwrite --bs=1M --size=96M --iodepth=
 	--output="$T/fio.log" >/dev/null 2>&1 &
 fio_pid=$!
 at_cleanup "kill $fio_pid 2>/dev/null"
-for _ in $(seq 100); do
-	[ "$(stat_get write_bios)" -ge 16 ] && break
-	sleep 0.05
-done
+stat_wait_ge write_bios 16 "1 MiB writes queued"
 first=$(stat_get write_bytes)
 for i in $(seq 20); do
 	t0=$(date +%s%N)

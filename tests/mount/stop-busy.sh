@@ -15,21 +15,12 @@ fio --name=w --filename="$MNT/disk" --rw=write --bs=4k --size=64M --iodepth=32 \
 	--verify_state_save=0 --output-format=json --output="$T/fio.json" >/dev/null 2>&1 &
 fio_pid=$!
 at_cleanup "kill $fio_pid 2>/dev/null"
-for _ in $(seq 200); do
-	[ "$(stat_get write_ios)" -ge 500 ] && break
-	sleep 0.05
-done
-assert_gt "$(stat_get write_ios)" 499 "writes before the stop"
+stat_wait_ge write_ios 500 "writes before the stop" 10
 t0=$(date +%s)
-kill -TERM "$PD_PID"
-rc=0
 # The bound: what is queued and in flight (at most nr_requests + queue_depth 4 KiB writes)
 # takes milliseconds without the limits; 20 s only absorbs a loaded machine. The writer alone
 # would keep a draining daemon busy for two minutes.
-for _ in $(seq 400); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$PD_PID" 2>/dev/null && fail "the daemon still runs 20 s after SIGTERM"
-wait "$PD_PID" || rc=$?
-assert_eq "$rc" 0 "exit status after SIGTERM under load"
+pd_term_within 20 "the daemon under load"
 log "stopped in $(($(date +%s) - t0)) s"
 grep -q "new requests fail with EIO" "$T/daemon.log" || fail "the stop was not logged"
 wait $fio_pid 2>/dev/null || true
@@ -55,17 +46,9 @@ pd_start -s 16M --set controller.bandwidth=512 --set controller.burst_ms=1
 dd if=/dev/urandom of="$T/blob" bs=64k count=1 status=none
 dd if="$T/blob" of="$MNT/disk" bs=64k seek=3 oflag=direct conv=notrunc status=none 2>"$T/dd.err" &
 dd_pid=$!
-for _ in $(seq 100); do
-	[ "$(stat_get write_bios)" -ge 1 ] && break
-	sleep 0.05
-done
+stat_wait_ge write_bios 1 "the 64 KiB write queued"
 sleep 0.5
-kill -TERM "$PD_PID"
-for _ in $(seq 400); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$PD_PID" 2>/dev/null && fail "the 512 B/s daemon still runs 20 s after SIGTERM"
-rc=0
-wait "$PD_PID" || rc=$?
-assert_eq "$rc" 0 "exit status of the 512 B/s daemon"
+pd_term_within 20 "the 512 B/s daemon"
 wait $dd_pid || { cat "$T/dd.err" >&2; fail "the queued 64 KiB write failed"; }
 assert_eq "$(sha_of "$T/disk.img" $((3 * 65536)) 65536)" "$(sha_of "$T/blob")" \
 	"the queued write in the image"
@@ -79,16 +62,7 @@ fio --name=c --filename="$MNT/disk" --rw=randwrite --bs=4k --size=16M --iodepth=
 	--ioengine=libaio --direct=1 --time_based --runtime=120 >/dev/null 2>&1 &
 fio_pid=$!
 at_cleanup "kill $fio_pid 2>/dev/null"
-for _ in $(seq 200); do
-	[ "$(stat_get queued_requests)" -ge 24 ] && break
-	sleep 0.05
-done
-assert_gt "$(stat_get queued_requests)" 23 "writes queued behind the empty credit bucket"
-kill -TERM "$PD_PID"
+stat_wait_ge queued_requests 24 "writes queued behind the empty credit bucket" 10
 # At one a second, the 24 or more queued writes would keep the daemon over 20 s.
-for _ in $(seq 400); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
-kill -0 "$PD_PID" 2>/dev/null && fail "the daemon out of credits still runs 20 s after SIGTERM"
-rc=0
-wait "$PD_PID" || rc=$?
-assert_eq "$rc" 0 "exit status of the daemon out of credits"
+pd_term_within 20 "the daemon out of credits"
 wait $fio_pid 2>/dev/null || true
