@@ -217,16 +217,15 @@ static int set_enum(struct conf_load *ld, const struct conf_key *k, const struct
 static int set_num_str(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
 		       const char *val)
 {
-	const char *end;
 	uint64_t v;
 	int ret;
 
 	if (*val == '-' && isdigit((unsigned char)val[1]))
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %s)", val);
-	ret = conf_parse_u64(val, &end, &v);
+	ret = conf_parse_u64_whole(val, &v);
 	if (ret == -ERANGE)
 		return key_err(ld, o, k->name, -EINVAL, "overflow: %s does not fit in 64 bits", val);
-	if (ret || *end)
+	if (ret)
 		return key_err(ld, o, k->name, -EINVAL, "not a number");
 	return set_num(ld, k, o, v);
 }

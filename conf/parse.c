@@ -27,6 +27,20 @@ int conf_parse_u64(const char *s, const char **end, uint64_t *out)
 	return 0;
 }
 
+int conf_parse_u64_whole(const char *s, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int ret = conf_parse_u64(s, &end, &v);
+
+	if (ret)
+		return ret;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int conf_parse_size(const char *s, uint64_t *out)
 {
 	uint64_t v, mult;

@@ -12,6 +12,9 @@
  * no space), -ERANGE if the digits do not fit in 64 bits. @out is written only on success. */
 int conf_parse_u64(const char *s, const char **end, uint64_t *out);
 
+/* @s whole as a decimal: as conf_parse_u64(), and -EINVAL if anything follows the digits. */
+int conf_parse_u64_whole(const char *s, uint64_t *out);
+
 /* "true", "1", "yes", "on" and "false", "0", "no", "off", in any case. 0 or -EINVAL. */
 int conf_parse_bool(const char *s, bool *out);
 

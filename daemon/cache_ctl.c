@@ -130,17 +130,17 @@ static int need_cache(struct pd *pd, struct ctl_out *out)
 static int arg_u64(const char *arg, const char *key, uint64_t *v, struct ctl_out *out)
 {
 	size_t kl = strlen(key);
-	const char *p = arg + kl + 1, *end;
+	const char *p = arg + kl + 1;
 	int ret;
 
 	if (strncmp(arg, key, kl) || arg[kl] != '=')
 		return 1; /* not this key */
-	ret = conf_parse_u64(p, &end, v);
+	ret = conf_parse_u64_whole(p, v);
 	if (ret == -ERANGE) {
 		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
 		return -EINVAL;
 	}
-	if (ret || *end) {
+	if (ret) {
 		ctl_printf(out, "%s: not a number: %s\n", key, p);
 		return -EINVAL;
 	}

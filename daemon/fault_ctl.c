@@ -3,7 +3,6 @@
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "conf/parse.h"
@@ -24,10 +23,9 @@ void fault_ctl_show(struct pd *pd, struct ctl_out *out)
 /* A fault id: a decimal > 0, without leading zeros. */
 static int parse_id(const char *s, unsigned int *id)
 {
-	const char *end;
 	uint64_t v;
 
-	if (*s == '0' || conf_parse_u64(s, &end, &v) || *end || v > UINT32_MAX)
+	if (*s == '0' || conf_parse_u64_whole(s, &v) || v > UINT32_MAX)
 		return -EINVAL;
 	*id = (unsigned int)v;
 	return 0;

@@ -34,14 +34,6 @@ static void replay_usage(FILE *f)
 		"Exit: 0 done, 1 I/O error or bad log, 2 usage.\n");
 }
 
-/* A whole decimal argument: nothing may follow the digits. */
-static int parse_u64(const char *s, uint64_t *v)
-{
-	const char *end;
-
-	return conf_parse_u64(s, &end, v) || *end ? -EINVAL : 0;
-}
-
 static int replay_list(struct wlog_reader *r)
 {
 	uint64_t writes = 0, bytes = 0, flushes = 0, discards = 0;
@@ -120,7 +112,7 @@ int pd_replay_main(int argc, char **argv)
 				return 2;
 			}
 			what = opt;
-			if (opt != 'l' && parse_u64(optarg, &n)) {
+			if (opt != 'l' && conf_parse_u64_whole(optarg, &n)) {
 				fprintf(stderr, "plugdisk replay: not a number: %s\n", optarg);
 				return 2;
 			}
@@ -134,7 +126,7 @@ int pd_replay_main(int argc, char **argv)
 			break;
 		case 's':
 		case 'a':
-			if (parse_u64(optarg, opt == 's' ? &seed : &atomic) ||
+			if (conf_parse_u64_whole(optarg, opt == 's' ? &seed : &atomic) ||
 			    (opt == 'a' && (atomic < 512 || atomic > 16384 || (atomic & (atomic - 1))))) {
 				fprintf(stderr, "plugdisk replay: bad --%s %s\n",
 					opt == 's' ? "seed" : "atomic", optarg);

@@ -29,6 +29,22 @@ START_TEST(test_u64_reads_leading_digits)
 }
 END_TEST
 
+/* The whole string or nothing: trailing characters are refused, @out untouched. */
+START_TEST(test_u64_whole)
+{
+	uint64_t v = 5;
+
+	ck_assert_int_eq(conf_parse_u64_whole("4096", &v), 0);
+	ck_assert_uint_eq(v, 4096);
+	v = 5;
+	ck_assert_int_eq(conf_parse_u64_whole("4096K", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_u64_whole("12 ", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_u64_whole("", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_u64_whole("18446744073709551616", &v), -ERANGE);
+	ck_assert_uint_eq(v, 5);
+}
+END_TEST
+
 START_TEST(test_u64_refuses_no_digit)
 {
 	static const char *const bad[] = { "", "-1", "+1", " 1", "x1", "K", "\t" };
@@ -105,6 +121,7 @@ static Suite *parse_suite(void)
 
 	tcase_add_test(tc, test_u64_reads_leading_digits);
 	tcase_add_test(tc, test_u64_refuses_no_digit);
+	tcase_add_test(tc, test_u64_whole);
 	tcase_add_test(tc, test_u64_overflow_boundary);
 	tcase_add_test(tc, test_size_suffixes_and_boundaries);
 	tcase_add_test(tc, test_bool_words);
