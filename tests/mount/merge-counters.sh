@@ -7,7 +7,6 @@
 require_fuse
 require_loop
 require_cmd fio
-cd "$T" || fail "cd $T"	# fio writes state files into the working directory
 
 pd_start -s 64M
 dev=$(loop_attach "$MNT/disk" --direct-io=on)

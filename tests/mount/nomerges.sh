@@ -6,7 +6,6 @@
 require_fuse
 require_loop
 require_cmd fio
-cd "$T" || fail "cd $T"	# fio writes state files into the working directory
 
 pd_start -s 64M --set queue.nomerges=2
 assert_eq "$(stat_get queue_nomerges)" 2 "queue_nomerges in stats"

@@ -7,7 +7,6 @@
 require_fuse
 require_loop
 require_cmd fio
-cd "$T" || fail "cd $T"	# fio writes state files into the working directory
 
 pd_start -s 16M --set queue.nr_requests=2 --set queue.unplug_threshold=1 \
 	--set controller.queue_depth=1 --set controller.latency_us=1000

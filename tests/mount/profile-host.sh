@@ -6,7 +6,7 @@
 # user, none does. Counters only: the rate it gives is the bench's to measure.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
-require_cmd losetup
+require_loop
 
 N=300
 # reads N: N synchronous 4 KiB reads through a loop device (direct I/O) on the disk.

@@ -7,7 +7,6 @@
 require_fuse
 require_loop
 require_cmd fio
-cd "$T" || fail "cd $T"	# fio writes state files into the working directory
 
 # receive_threads PID: TIDs of the daemon's FUSE receive threads.
 receive_threads() {
