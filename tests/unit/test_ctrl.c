@@ -611,8 +611,9 @@ static bool always_inline(void *arg)
 }
 
 /* A thread whose inline hook allows it runs the requests it dispatches. Quick ones (backend
- * time @exec_ns under the hand-off cost) all run in that thread; after a slow one, the rest
- * go to the workers. Returns how many of @n separate requests the dispatching thread ran. */
+ * time @exec_ns under the hand-off cost) all run in that thread; after a slow one, once the
+ * running average is slow too, the rest go to the workers. Returns how many of @n separate
+ * requests the dispatching thread ran. */
 static unsigned int run_dispatch_inline(uint64_t exec_ns, unsigned int n)
 {
 	static struct tbio b[16];
@@ -652,6 +653,15 @@ END_TEST
 START_TEST(test_slow_request_hands_rest_to_workers)
 {
 	ck_assert_uint_eq(run_dispatch_inline(1 * MS, 8), 1);
+}
+END_TEST
+
+/* 100 us each, from an average of 0 that moves by 1/8 of each sample: 12.5, 23.4, then
+ * 33.0 us, over the 30 us bound at the third. A slow sample alone (a preempted thread)
+ * keeps the list in this thread. */
+START_TEST(test_slow_average_needed_to_hand_off)
+{
+	ck_assert_uint_eq(run_dispatch_inline(100 * US, 8), 3);
 }
 END_TEST
 
@@ -698,6 +708,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_workers_complete_everything_once);
 	tcase_add_test(tc, test_quick_requests_run_in_dispatching_thread);
 	tcase_add_test(tc, test_slow_request_hands_rest_to_workers);
+	tcase_add_test(tc, test_slow_average_needed_to_hand_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
