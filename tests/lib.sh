@@ -66,13 +66,19 @@ _pd_release() {
 	_pd_term "${_pd_pids[@]}"
 }
 
+# pid_gone_within SECONDS PID: whether PID has ended within SECONDS (polled every 50 ms).
+pid_gone_within() {
+	local i
+	for i in $(seq $(($1 * 20))); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.05; done
+	! kill -0 "$2" 2>/dev/null
+}
+
 # _pd_term PID...: SIGTERM each process, then SIGKILL whichever still runs after 5 s.
 _pd_term() {
-	local p i
+	local p
 	for p; do kill -TERM "$p" 2>/dev/null || true; done
 	for p; do
-		for i in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-		kill -KILL "$p" 2>/dev/null || true
+		pid_gone_within 5 "$p" || kill -KILL "$p" 2>/dev/null || true
 	done
 }
 
@@ -163,6 +169,11 @@ pd_wait_mounted() {
 pd_stop() {
 	local pid=${1:-$PD_PID} rc=0
 	kill -TERM "$pid" 2>/dev/null || return 0
+	if ! pid_gone_within 60 "$pid"; then
+		kill -KILL "$pid" 2>/dev/null
+		cat "$T/daemon.log" >&2
+		fail "daemon still runs 60 s after SIGTERM"
+	fi
 	wait "$pid" || rc=$?
 	[ "$rc" = 0 ] || { cat "$T/daemon.log" >&2; fail "daemon exited with status $rc on SIGTERM"; }
 }
@@ -228,10 +239,9 @@ _stat_reaches() {
 # pd_term_within SECONDS WHAT: SIGTERM $PD_PID; fail, naming WHAT, unless it exits with
 # status 0 within SECONDS.
 pd_term_within() {
-	local i rc=0
+	local rc=0
 	kill -TERM "$PD_PID"
-	for i in $(seq $(($1 * 20))); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$PD_PID" 2>/dev/null && fail "$2 still runs $1 s after SIGTERM"
+	pid_gone_within "$1" "$PD_PID" || fail "$2 still runs $1 s after SIGTERM"
 	wait "$PD_PID" || rc=$?
 	assert_eq "$rc" 0 "exit status of $2 after SIGTERM"
 }

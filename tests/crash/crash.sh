@@ -71,11 +71,10 @@ crash_daemon() {
 
 # term_daemon: SIGTERM under load; the daemon must drain and exit 0 within 60 s.
 term_daemon() {
-	local i rc=0
+	local rc=0
 	kill -0 "$PD_PID" 2>/dev/null || { tail -n 30 "$T/daemon.log" >&2; fail "cycle $cycle: daemon died before SIGTERM"; }
 	kill -TERM "$PD_PID"
-	for i in $(seq 600); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$PD_PID" 2>/dev/null; then
+	if ! pid_gone_within 60 "$PD_PID"; then
 		tail -n 30 "$T/daemon.log" >&2
 		fail "cycle $cycle: daemon still running 60 s after SIGTERM under load (seed $SEED)"
 	fi

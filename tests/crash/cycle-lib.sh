@@ -32,9 +32,8 @@ attach_loop() {
 # with status 0 (finished) or 3 (I/O error after EVENT). Anything else is a harness failure;
 # a hang is reported with where the writer is blocked.
 wait_writer() {
-	local pid=$1 event=$2 i rc=0
-	for i in $(seq 600); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-	if kill -0 "$pid" 2>/dev/null; then
+	local pid=$1 event=$2 rc=0
+	if ! pid_gone_within 60 "$pid"; then
 		ps -o pid,stat,wchan:32,cmd -p "$pid" >&2 || true
 		kill -KILL "$pid" 2>/dev/null
 		fail "cycle $cycle: writer still blocked 60 s after $event"

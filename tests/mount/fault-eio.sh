@@ -19,9 +19,8 @@ for i in $(seq 100); do [ -f "$T/nbd/img" ] && break; sleep 0.05; done
 pd_start -i "$T/nbd/img" -s 16M
 # Stop plugdisk before the nbd mount goes away, whatever happens.
 stop_both() {
-	local n
 	kill -TERM "$PD_PID" 2>/dev/null
-	for n in $(seq 100); do kill -0 "$PD_PID" 2>/dev/null || break; sleep 0.05; done
+	pid_gone_within 5 "$PD_PID" || true
 	fusermount3 -u "$T/nbd" 2>/dev/null
 	wait "$nbd_pid" 2>/dev/null
 }
