@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libnbd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "core/backend_nbd_int.h"
 #include "core/barrier.h"
 #include "core/log.h"
+#include "core/stats.h"
 
 /* Without a maximum from the server, the protocol says a client should not send more. */
 #define NBD_DEFAULT_MAX (32u * 1024 * 1024)
@@ -74,23 +74,6 @@ static void nbd_be_close(struct backend *be)
 	be->priv = NULL;
 }
 
-/* Append printf output to @buf at *@o, never past @len. */
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void put(char *buf, size_t len, size_t *o, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*o + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *o, len - *o, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*o = *o + (size_t)n < len ? *o + (size_t)n : len - 1;
-}
-
 static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 {
 	struct nbd_be *nb = be->priv;
@@ -105,27 +88,27 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 		reconnects += READ_ONCE(c->reconnects);
 		timeouts += READ_ONCE(c->timeouts);
 	}
-	put(buf, len, &o, "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n",
+	stats_put(buf, len, &o, "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n",
 	    nb->uri, nb->export_name, nb->protocol);
-	put(buf, len, &o, "nbd_connections %u\nnbd_connections_up %u\n", nb->nconns, up);
-	put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n", reconnects,
+	stats_put(buf, len, &o, "nbd_connections %u\nnbd_connections_up %u\n", nb->nconns, up);
+	stats_put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n", reconnects,
 	    timeouts);
-	put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\n",
+	stats_put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\n",
 	    READ_ONCE(nb->failed_fast));
 	for (unsigned int i = 0; i < nb->nconns; i++) {
 		struct nbd_conn *c = &nb->conns[i];
 
-		put(buf, len, &o, "nbd_conn%u_state %d\nnbd_conn%u_in_flight %u\n", i,
+		stats_put(buf, len, &o, "nbd_conn%u_state %d\nnbd_conn%u_in_flight %u\n", i,
 		    smp_load_acquire(c->state), i,
 		    READ_ONCE(c->in_flight));
 	}
-	put(buf, len, &o, "nbd_tls %d\n", nb->tls);
-	put(buf, len, &o,
+	stats_put(buf, len, &o, "nbd_tls %d\n", nb->tls);
+	stats_put(buf, len, &o,
 	    "nbd_read_only %d\nnbd_can_flush %d\nnbd_can_trim %d\nnbd_can_zero %d\n"
 	    "nbd_can_fua %d\nnbd_can_multi_conn %d\n",
 	    nb->read_only, nb->can_flush, nb->can_trim, nb->can_zero, nb->can_fua,
 	    nb->can_multi_conn);
-	put(buf, len, &o,
+	stats_put(buf, len, &o,
 	    "nbd_block_min_bytes %u\nnbd_block_preferred_bytes %u\nnbd_block_max_bytes %u\n"
 	    "nbd_max_command_bytes %u\n",
 	    nb->block_min, nb->block_pref, nb->block_max, nb->max_cmd);

@@ -85,21 +85,36 @@ struct out {
 	size_t len, pos;
 };
 
+static void stats_vput(char *buf, size_t len, size_t *pos, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (*pos + 1 >= len)
+		return;
+	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	if (n < 0)
+		return;
+	*pos += (size_t)n;
+	if (*pos >= len)
+		*pos = len - 1;
+}
+
+void stats_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	stats_vput(buf, len, pos, fmt, ap);
+	va_end(ap);
+}
+
 static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	if (o->pos + 1 >= o->len)
-		return;
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->pos, o->len - o->pos, fmt, ap);
+	stats_vput(o->buf, o->len, &o->pos, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	o->pos += (size_t)n;
-	if (o->pos >= o->len)
-		o->pos = o->len - 1;
 }
 
 static void kv(struct out *o, const char *name, uint64_t v)

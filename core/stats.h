@@ -118,6 +118,11 @@ unsigned int size_bucket(uint64_t bytes);
 /* Render the `stats` file. Returns the length written (always < @len, NUL-terminated). */
 size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len);
 
+/* Append printf output to @buf (@len bytes, @len > 0) at *@pos and move *@pos past it, never
+ * past the buffer's end: a full buffer keeps a NUL-terminated prefix. For stats text. */
+void stats_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 /* Render the 17-field /sys/block/<dev>/stat line. */
 size_t stats_format_stat(const struct stats_snapshot *ss, char *buf, size_t len);
 
