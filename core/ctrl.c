@@ -337,9 +337,9 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * CTRL_INLINE_SLOW_NS, and the running average (1/8 per sample) over it too. One long
  * sample alone is most often the thread preempted on a busy CPU, not a backing store that
  * blocks, and handing the rest of the list to workers then only adds their wake-ups: on a
- * 2-CPU machine at iodepth 32 it cost a third of the 4 KiB reads. A store that blocks
- * (milliseconds on a page-cache miss) lifts the average over the bound at its first slow
- * I/O. */
+ * 2-CPU machine at iodepth 32 it cost a third of the 4 KiB reads. A store that blocks for
+ * about 250 us or more (a page-cache miss on a disk) lifts the average over the bound at its
+ * first slow I/O; one of 100 us at its third. */
 static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
 	uint64_t t0 = queue_now(rq->queue), t, avg;
@@ -432,8 +432,9 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	}
 	/* This thread runs the requests itself, in order, while each is quicker than handing it
 	 * to a worker would be (page-cache or tmpfs I/O of a few microseconds). Once one is
-	 * slow, the backing store is doing real I/O: the rest go to the workers, to run in
-	 * parallel, while this thread returns to its submitter. */
+	 * slow and the running average is too (ctrl_exec()), the backing store is doing real
+	 * I/O: the rest go to the workers, to run in parallel, while this thread returns to its
+	 * submitter. */
 	tls_in_inline = true;
 	while (list) {
 		mine = list;

@@ -85,7 +85,8 @@ struct out {
 	size_t len, pos;
 };
 
-static void stats_vput(char *buf, size_t len, size_t *pos, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 4, 0)))
+stats_vput(char *buf, size_t len, size_t *pos, const char *fmt, va_list ap)
 {
 	int n;
 

@@ -66,9 +66,11 @@ _pd_release() {
 	_pd_term "${_pd_pids[@]}"
 }
 
-# pid_gone_within SECONDS PID: whether PID has ended within SECONDS (polled every 50 ms).
+# pid_gone_within SECONDS PID: whether PID has ended within SECONDS, a whole number
+# (polled every 50 ms).
 pid_gone_within() {
 	local i
+	[[ $1 =~ ^[0-9]+$ ]] || fail "pid_gone_within: '$1' is not a whole number of seconds"
 	for i in $(seq $(($1 * 20))); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.05; done
 	! kill -0 "$2" 2>/dev/null
 }
@@ -165,7 +167,8 @@ pd_wait_mounted() {
 	fail "mount did not appear within 10 s"
 }
 
-# pd_stop [PID]: SIGTERM the daemon, wait for a clean exit (status 0) and the mount to go.
+# pd_stop [PID]: SIGTERM the daemon and wait for a clean exit (status 0); fail, after a
+# SIGKILL, if it still runs 60 s later.
 pd_stop() {
 	local pid=${1:-$PD_PID} rc=0
 	kill -TERM "$pid" 2>/dev/null || return 0
