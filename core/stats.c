@@ -85,14 +85,16 @@ struct out {
 	size_t len, pos;
 };
 
-static void __attribute__((format(printf, 4, 0)))
-stats_vput(char *buf, size_t len, size_t *pos, const char *fmt, va_list ap)
+void stats_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
 {
+	va_list ap;
 	int n;
 
 	if (*pos + 1 >= len)
 		return;
+	va_start(ap, fmt);
 	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
 	if (n < 0)
 		return;
 	*pos += (size_t)n;
@@ -100,23 +102,7 @@ stats_vput(char *buf, size_t len, size_t *pos, const char *fmt, va_list ap)
 		*pos = len - 1;
 }
 
-void stats_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	stats_vput(buf, len, pos, fmt, ap);
-	va_end(ap);
-}
-
-static void __attribute__((format(printf, 2, 3))) put(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	stats_vput(o->buf, o->len, &o->pos, fmt, ap);
-	va_end(ap);
-}
+#define put(o, ...) stats_put((o)->buf, (o)->len, &(o)->pos, __VA_ARGS__)
 
 static void kv(struct out *o, const char *name, uint64_t v)
 {
