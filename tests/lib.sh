@@ -66,14 +66,21 @@ _pd_release() {
 	_pd_term "${_pd_pids[@]}"
 }
 
-# pid_gone_within SECONDS PID: whether PID has ended within SECONDS, a whole number
-# (polled every 50 ms).
-pid_gone_within() {
-	local i
-	[[ $1 =~ ^[0-9]+$ ]] || fail "pid_gone_within: '$1' is not a whole number of seconds"
-	for i in $(seq $(($1 * 20))); do kill -0 "$2" 2>/dev/null || return 0; sleep 0.05; done
-	! kill -0 "$2" 2>/dev/null
+# true_within SECONDS COMMAND...: whether COMMAND succeeds within SECONDS, a whole number
+# (tried every 50 ms, and once more at the deadline).
+true_within() {
+	local i n=$1
+	shift
+	[[ $n =~ ^[0-9]+$ ]] || fail "true_within: '$n' is not a whole number of seconds"
+	for i in $(seq $((n * 20))); do "$@" && return 0; sleep 0.05; done
+	"$@"
 }
+
+# pid_gone PID: whether PID has ended.
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# pid_gone_within SECONDS PID: whether PID has ended within SECONDS.
+pid_gone_within() { true_within "$1" pid_gone "$2"; }
 
 # _pd_term PID...: SIGTERM each process, then SIGKILL whichever still runs after 5 s.
 _pd_term() {
@@ -232,12 +239,11 @@ stat_wait_ge() {
 		fail "$3: $1 is $(stat_get "$1") after ${4:-5} s, want at least $2"
 }
 
+# _stat_is NAME OP VALUE: whether [ NAME's value OP VALUE ] holds now.
+_stat_is() { [ "$(stat_get "$1")" "$2" "$3" ]; }
+
 # _stat_reaches NAME OP VALUE SECONDS: whether [ NAME's value OP VALUE ] comes true in time.
-_stat_reaches() {
-	local i
-	for i in $(seq $(($4 * 20))); do [ "$(stat_get "$1")" "$2" "$3" ] && return 0; sleep 0.05; done
-	return 1
-}
+_stat_reaches() { true_within "$4" _stat_is "$1" "$2" "$3"; }
 
 # pd_term_within SECONDS WHAT: SIGTERM $PD_PID; fail, naming WHAT, unless it exits with
 # status 0 within SECONDS.
