@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The backing store's keys: what only the NBD backend uses (controller.connections,
- * backend.timeout_ms), and the check that an NBD URI in disk.image is well formed. */
+ * backend.timeout_ms, backend.structured_replies), and the check that an NBD URI in disk.image is well formed. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -13,6 +13,8 @@ static const struct conf_key backend_keys[] = {
 		 "NBD connections (multi-conn servers only), 0 = one per CPU, 1 .. 4"),
 	CONF_KEY("backend.timeout_ms", CONF_U32, backend.timeout_ms, 100, 3600000, 0, 0,
 		 "NBD: a connection with no reply for this long is dropped; its I/O fails with EIO"),
+	CONF_KEY("backend.structured_replies", CONF_BOOL, backend.structured_replies, 0, 1, 0, 0,
+		 "NBD: ask for structured replies (holes need not cross the wire as zeroes)"),
 };
 
 static void backend_defaults(struct pd_config *c)

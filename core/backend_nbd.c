@@ -102,7 +102,8 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 		    smp_load_acquire(c->state), i,
 		    READ_ONCE(c->in_flight));
 	}
-	stats_put(buf, len, &o, "nbd_tls %d\n", nb->tls);
+	stats_put(buf, len, &o, "nbd_tls %d\nnbd_structured_replies %d\n", nb->tls,
+	    nb->structured_negotiated);
 	stats_put(buf, len, &o,
 	    "nbd_read_only %d\nnbd_can_flush %d\nnbd_can_trim %d\nnbd_can_zero %d\n"
 	    "nbd_can_fua %d\nnbd_can_multi_conn %d\n",
@@ -142,6 +143,7 @@ int backend_nbd_open(struct backend *be, const char *uri, const struct backend_p
 	pthread_mutex_init(&nb->log_lock, NULL);
 	nb->be = be;
 	nb->timeout_ms = p->timeout_ms;
+	nb->structured = p->structured_replies;
 	nb->uri = strdup(uri);
 	if (!nb->uri || nbd_uri_parse(uri, &nb->u, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "%s: %s", uri, nb->uri ? why : "out of memory");

@@ -191,6 +191,13 @@ int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 	/* The URI comes from the configuration, which the daemon's owner controls: it may name
 	 * local files (tls-psk-file=, tls-certificates=). */
 	nbd_set_uri_allow_local_file(h, true);
+	/* A read's reply is then a header and the data: two receives in the loop thread, where
+	 * a structured one (a chunk header, the offset, the data) takes four. plugdisk asks for
+	 * nothing that needs them (no block status); a server answers a failed read with its
+	 * error before any data either way. With backend.structured_replies a server may send
+	 * a hole as a chunk header instead of its zeroes, which saves a slow link's bandwidth:
+	 * over a local socket, simple replies gave 1.15x the random 4 KiB reads. */
+	nbd_set_request_structured_replies(h, nb->structured);
 	smp_store_release(c->state, CONN_CONNECTING);
 	if (nbd_aio_connect_uri(h, nb->uri) < 0)
 		goto fail;
@@ -232,6 +239,7 @@ int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 		nb->can_fua = nbd_can_fua(h) == 1;
 		nb->can_multi_conn = nbd_can_multi_conn(h) == 1;
 		nb->tls = nbd_get_tls_negotiated(h) == 1;
+		nb->structured_negotiated = nbd_get_structured_replies_negotiated(h) == 1;
 		nb->block_min = bmin > 0 ? (uint32_t)bmin : 1;
 		nb->block_pref = bpref > 0 ? (uint32_t)bpref : 4096;
 		nb->block_max = bmax > 0 ? (uint32_t)bmax : 0;

@@ -75,12 +75,14 @@ struct nbd_be {
 	char *uri;
 	struct nbd_uri u;
 	uint32_t timeout_ms;
+	bool structured;		/* backend.structured_replies: asked for */
 	unsigned int nconns;
 	struct nbd_conn *conns;
 	/* What the server said at the first connection; read-only after open. */
 	char export_name[256];
 	char protocol[32];
 	bool can_flush, can_trim, can_zero, can_fua, can_multi_conn, read_only, tls;
+	bool structured_negotiated;
 	uint32_t block_min, block_pref, block_max;
 	uint32_t max_cmd;		/* bytes per command */
 	/* Outage reporting across connections. */

@@ -58,6 +58,7 @@ void backend_params_default(struct backend_params *bp)
 {
 	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
 	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
+	bp->structured_replies = false; /* see core/backend_nbd_conn.c, nb_conn_connect() */
 }
 
 /* Clear from @cp every key that slows the disk down: the rates, the burst credits, the

@@ -80,6 +80,7 @@ struct backend_params {
 					 * up to one per online CPU, at most
 					 * BACKEND_DEFAULT_CONNECTIONS */
 	uint32_t timeout_ms;		/* backend.timeout_ms: no reply for this long = dead */
+	bool structured_replies;	/* backend.structured_replies: ask the server for them */
 };
 
 /* Built-in defaults; every key has one so plugdisk runs with no config file. */
