@@ -79,7 +79,7 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 	struct nbd_be *nb = be->priv;
 	size_t o = 0;
 	unsigned int up = 0;
-	uint64_t reconnects = 0, timeouts = 0;
+	uint64_t reconnects = 0, timeouts = 0, deferred = 0;
 
 	for (unsigned int i = 0; i < nb->nconns; i++) {
 		struct nbd_conn *c = &nb->conns[i];
@@ -87,14 +87,15 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 		up += smp_load_acquire(c->state) == CONN_UP;
 		reconnects += READ_ONCE(c->reconnects);
 		timeouts += READ_ONCE(c->timeouts);
+		deferred += READ_ONCE(c->deferred);
 	}
 	stats_put(buf, len, &o, "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n",
 	    nb->uri, nb->export_name, nb->protocol);
 	stats_put(buf, len, &o, "nbd_connections %u\nnbd_connections_up %u\n", nb->nconns, up);
 	stats_put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n", reconnects,
 	    timeouts);
-	stats_put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\n",
-	    READ_ONCE(nb->failed_fast));
+	stats_put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\nnbd_deferred %" PRIu64 "\n",
+	    READ_ONCE(nb->failed_fast), deferred);
 	for (unsigned int i = 0; i < nb->nconns; i++) {
 		struct nbd_conn *c = &nb->conns[i];
 

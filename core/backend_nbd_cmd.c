@@ -194,22 +194,68 @@ static struct nbd_conn *nb_pick(struct nbd_be *nb)
 	return best;
 }
 
-/* Start one NBD command for @len bytes of @io at @off, @buf its data. conn->lock held.
- * Returns 0 (started: it ends through the callback or nb_conn_drop) or -errno (not started;
- * the caller ends the part). */
+/* Hand @cmd (linked) to libnbd. conn->lock held. 0, or -errno: not started, unlinked, and
+ * its in-flight reference left to the caller, who ends its part. */
+static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
+{
+	struct nbd_io *io = cmd->io;
+	nbd_completion_callback cb;
+	int64_t r;
+
+	atomic_add_return_relaxed(cmd->refs, 1); /* libnbd's closure */
+	cb = (nbd_completion_callback){ .callback = cmd_complete_cb, .user_data = cmd,
+					.free = cmd_free_cb };
+	if (!c->h || READ_ONCE(c->state) != CONN_UP) {
+		cmd_free_cb(cmd);
+		r = -EIO;
+		goto fail;
+	}
+	switch (io->rq->op) {
+	case BIO_OP_READ:
+		r = nbd_aio_pread(c->h, cmd->buf, cmd->len, cmd->off, cb, 0);
+		break;
+	case BIO_OP_WRITE:
+		if (io->zero)
+			r = nbd_aio_zero(c->h, cmd->len, cmd->off, cb, 0);
+		else
+			r = nbd_aio_pwrite(c->h, cmd->buf, cmd->len, cmd->off, cb, 0);
+		break;
+	case BIO_OP_FLUSH:
+		r = nbd_aio_flush(c->h, cb, 0);
+		break;
+	default:
+		r = nbd_aio_trim(c->h, cmd->len, cmd->off, cb, 0);
+		break;
+	}
+	if (r >= 0)
+		return 0;
+	/* Not started: libnbd already called the free callback. */
+	r = -map_errno(nbd_get_errno());
+fail:
+	cmd_unlink(c, cmd);
+	smp_store_release(cmd->finished, 1);
+	return (int)r;
+}
+
+/* Start one NBD command for @len bytes of @io at @off, @buf its data; or, while the loop
+ * thread is in libnbd, leave it for the loop thread to start. conn->lock held. Returns 0
+ * (it ends through the callback or nb_conn_drop) or -errno (not started; the caller ends the
+ * part). */
 static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64_t len,
 		     char *buf)
 {
 	struct nbd_cmd *cmd = calloc(1, sizeof(*cmd));
-	nbd_completion_callback cb;
-	int64_t r;
+	int ret;
 
 	if (!cmd)
 		return -ENOMEM;
 	cmd->io = io;
 	cmd->conn = c;
+	cmd->off = off;
+	cmd->len = len;
+	cmd->buf = buf;
 	cmd->start_ns = clock_now_ns();
-	cmd->refs = 2; /* libnbd's closure, the in-flight list */
+	cmd->refs = 1; /* the in-flight list's */
 	cmd->prev = c->tail;
 	if (c->tail)
 		c->tail->next = cmd;
@@ -218,33 +264,52 @@ static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64
 	c->tail = cmd;
 	cmd->linked = true;
 	WRITE_ONCE(c->in_flight, c->in_flight + 1);
-	cb = (nbd_completion_callback){ .callback = cmd_complete_cb, .user_data = cmd,
-					.free = cmd_free_cb };
-	switch (io->rq->op) {
-	case BIO_OP_READ:
-		r = nbd_aio_pread(c->h, buf, len, off, cb, 0);
-		break;
-	case BIO_OP_WRITE:
-		if (io->zero)
-			r = nbd_aio_zero(c->h, len, off, cb, 0);
+	if (c->busy) {
+		if (c->defer_tail)
+			c->defer_tail->defer_next = cmd;
 		else
-			r = nbd_aio_pwrite(c->h, buf, len, off, cb, 0);
-		break;
-	case BIO_OP_FLUSH:
-		r = nbd_aio_flush(c->h, cb, 0);
-		break;
-	default:
-		r = nbd_aio_trim(c->h, len, off, cb, 0);
-		break;
-	}
-	if (r >= 0)
+			c->defer_head = cmd;
+		c->defer_tail = cmd;
+		WRITE_ONCE(c->deferred, c->deferred + 1);
 		return 0;
-	/* Not started: libnbd already called the free callback. */
-	r = nbd_get_errno();
-	cmd_unlink(c, cmd);
-	smp_store_release(cmd->finished, 1);
-	nb_cmd_put(cmd);
-	return -map_errno((int)r);
+	}
+	ret = cmd_issue(c, cmd);
+	if (ret)
+		nb_cmd_put(cmd);
+	return ret;
+}
+
+void nb_conn_busy(struct nbd_conn *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->busy = true;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void nb_conn_unbusy(struct nbd_conn *c)
+{
+	struct nbd_cmd *failed = NULL, *cmd, *next;
+
+	pthread_mutex_lock(&c->lock);
+	for (cmd = c->defer_head; cmd; cmd = next) {
+		next = cmd->defer_next;
+		cmd->defer_next = NULL;
+		cmd->error = cmd_issue(c, cmd);
+		if (cmd->error) {
+			cmd->defer_next = failed;
+			failed = cmd;
+		}
+	}
+	c->defer_head = c->defer_tail = NULL;
+	c->busy = false;
+	pthread_mutex_unlock(&c->lock);
+	/* Ending a part may end its request, which may start more commands: no lock held. */
+	for (cmd = failed; cmd; cmd = next) {
+		next = cmd->defer_next;
+		if (io_part_done(cmd->io, cmd->error))
+			io_end(cmd->io);
+		nb_cmd_put(cmd);
+	}
 }
 
 int nb_exec(void *arg, struct request *rq)
@@ -317,7 +382,7 @@ int nb_exec(void *arg, struct request *rq)
 	/* The loop thread must poll for the rest of the data if the socket did not take it
 	 * all. (A loop with nothing in flight wakes every timeout_ms anyway: it notices this
 	 * command's age in time without being woken for it.) */
-	wake = c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
+	wake = !c->busy && c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
 	pthread_mutex_unlock(&c->lock);
 	if (wake)
 		nb_conn_wake(c); /* the rest of the data goes out when the socket takes it */

@@ -98,6 +98,7 @@ void nb_conn_drop(struct nbd_conn *c, const char *why)
 	smp_store_release(c->state, CONN_DOWN);
 	list = c->head;
 	c->head = c->tail = NULL;
+	c->defer_head = c->defer_tail = NULL; /* deferred commands are on the list too */
 	for (struct nbd_cmd *cmd = list; cmd; cmd = cmd->next)
 		cmd->linked = false;
 	WRITE_ONCE(c->in_flight, 0);
@@ -123,6 +124,7 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 {
 	struct pollfd pfd[2];
 	unsigned int dir = nbd_aio_get_direction(h);
+	bool serving;
 	int n;
 
 	pfd[0].fd = nbd_aio_get_fd(h);
@@ -142,16 +144,23 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 			/* EAGAIN: another read took it */
 		}
 	}
-	if (pfd[0].fd < 0)
+	if (pfd[0].fd < 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR | POLLOUT)))
 		return n;
+	/* While libnbd reads, submitters leave their commands to this thread rather than
+	 * sleep on the handle's lock (a connection being made has no submitters). */
+	serving = h == c->h;
+	if (serving)
+		nb_conn_busy(c);
 	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 		if (dir & LIBNBD_AIO_DIRECTION_READ)
 			nbd_aio_notify_read(h);
 		else
 			nbd_aio_notify_write(h);
-	} else if (pfd[0].revents & POLLOUT) {
+	} else {
 		nbd_aio_notify_write(h);
 	}
+	if (serving)
+		nb_conn_unbusy(c);
 	return n;
 }
 

@@ -4,9 +4,11 @@
  * commands (core/backend_nbd_cmd.c) and open/close/stats (core/backend_nbd.c). Include only
  * from core/backend_nbd*.c: like them, it is linked into the daemon only.
  *
- * Locking. conn->lock guards the handle pointer, the state and the in-flight list;
- * submitters call nbd_aio_* with it held, so the loop thread can take the handle away and
- * close it. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
+ * Locking. conn->lock guards the handle pointer, the state, the in-flight list and the
+ * deferred list; submitters call nbd_aio_* with it held, so the loop thread can take the
+ * handle away and close it. While the loop thread is in libnbd reading replies
+ * (conn->busy), a submitter does not wait for libnbd's handle lock: it leaves its command on
+ * the deferred list, which the loop thread starts when it comes out. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
  * is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
  * handle lock, then conn->done_lock. nb->log_lock is taken alone. No lock is held while a
  * request's io_done runs. */
@@ -43,10 +45,14 @@ struct nbd_cmd {
 	struct nbd_io *io;
 	struct nbd_conn *conn;
 	uint64_t start_ns;
+	uint64_t off, len;		/* what it reads or writes, at @buf */
+	char *buf;
+	struct nbd_cmd *defer_next;	/* conn->lock: the deferred list */
 	struct nbd_cmd *prev, *next;	/* conn->lock: the in-flight list, oldest first */
 	bool linked;			/* conn->lock: on the in-flight list */
 	int finished;			/* atomic: ended (exchange) */
-	int error;			/* the completion callback's errno; done_lock */
+	int error;			/* the completion callback's errno (done_lock), or a
+					 * deferred start's -errno (loop thread, unlinked) */
 	struct nbd_cmd *done_next;	/* conn->done_lock */
 	unsigned int refs;		/* atomic */
 };
@@ -62,11 +68,15 @@ struct nbd_conn {
 	int state;			/* lock to change, with release; acquire to read without
 					 * it (enum conn_state) */
 	struct nbd_cmd *head, *tail;	/* lock: in flight, oldest first */
+	bool busy;			/* lock: the loop thread is in libnbd (notify) */
+	struct nbd_cmd *defer_head, *defer_tail; /* lock: linked, not started (busy) */
 	unsigned int in_flight;		/* lock to change; atomic to read */
 	pthread_mutex_t done_lock;
 	struct nbd_cmd *done_head, *done_tail;	/* done_lock */
 	uint64_t reconnects;		/* atomic */
 	uint64_t timeouts;		/* atomic: dropped for no reply within timeout_ms */
+	uint64_t deferred;		/* lock to change; atomic to read: commands the loop
+					 * thread started for a submitter (busy) */
 	int stop;			/* atomic */
 };
 
@@ -122,6 +132,13 @@ void nb_cmd_finish(struct nbd_cmd *cmd, int err);
 
 /* End every command on @c's done list. Loop thread, no lock held. */
 void nb_conn_process_done(struct nbd_conn *c);
+
+/* The loop thread goes into libnbd to read replies: submitters defer to it. No lock held. */
+void nb_conn_busy(struct nbd_conn *c);
+
+/* The loop thread came out of libnbd: start the commands deferred meanwhile and end any
+ * that could not start. No lock held. */
+void nb_conn_unbusy(struct nbd_conn *c);
 
 /* The backend ops' exec (an I/O stage, core/io.h; @arg is the struct backend) and sync (a
  * flush outside the queue, at stop). */
