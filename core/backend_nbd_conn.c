@@ -118,8 +118,8 @@ void nb_conn_drop(struct nbd_conn *c, const char *why)
 	nb_conn_process_done(c); /* whatever libnbd reported before it closed */
 }
 
-/* Poll @h (and the wake fd) for up to @timeout_ms and notify libnbd. Returns what poll
- * returned. */
+/* Poll @h (and the wake fd) for up to @timeout_ms and notify libnbd; on the connection's
+ * own handle, mark it busy first (the caller ends that). Returns what poll returned. */
 static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_ms)
 {
 	struct pollfd pfd[2];
@@ -146,8 +146,10 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	}
 	if (pfd[0].fd < 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR | POLLOUT)))
 		return n;
-	/* While libnbd reads, submitters leave their commands to this thread rather than
-	 * sleep on the handle's lock (a connection being made has no submitters). */
+	/* While libnbd reads, and then while the replies are ended (nb_conn_loop()),
+	 * submitters leave their commands to this thread rather than sleep on the handle's
+	 * lock; it starts them together, so they reach the server in a burst. A connection
+	 * being made has no submitters. */
 	serving = h == c->h;
 	if (serving)
 		nb_conn_busy(c);
@@ -159,8 +161,6 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	} else {
 		nbd_aio_notify_write(h);
 	}
-	if (serving)
-		nb_conn_unbusy(c);
 	return n;
 }
 
@@ -335,6 +335,8 @@ void *nb_conn_loop(void *arg)
 		}
 		conn_poll_once(c, h, wait_ms);
 		nb_conn_process_done(c);
+		if (c->busy) /* only this thread sets it */
+			nb_conn_unbusy(c);
 		if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
 			const char *e = nbd_get_error();
 

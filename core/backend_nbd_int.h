@@ -6,9 +6,9 @@
  *
  * Locking. conn->lock guards the handle pointer, the state, the in-flight list and the
  * deferred list; submitters call nbd_aio_* with it held, so the loop thread can take the
- * handle away and close it. While the loop thread is in libnbd reading replies
- * (conn->busy), a submitter does not wait for libnbd's handle lock: it leaves its command on
- * the deferred list, which the loop thread starts when it comes out. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
+ * handle away and close it. While the loop thread is in libnbd reading replies, and ending
+ * them (conn->busy), a submitter does not wait for libnbd's handle lock: it leaves its
+ * command on the deferred list, which the loop thread starts when it is done. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
  * is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
  * handle lock, then conn->done_lock. nb->log_lock is taken alone. No lock is held while a
  * request's io_done runs. */
@@ -68,7 +68,7 @@ struct nbd_conn {
 	int state;			/* lock to change, with release; acquire to read without
 					 * it (enum conn_state) */
 	struct nbd_cmd *head, *tail;	/* lock: in flight, oldest first */
-	bool busy;			/* lock: the loop thread is in libnbd (notify) */
+	bool busy;			/* lock: the loop thread reads and ends replies */
 	struct nbd_cmd *defer_head, *defer_tail; /* lock: linked, not started (busy) */
 	unsigned int in_flight;		/* lock to change; atomic to read */
 	pthread_mutex_t done_lock;
@@ -133,11 +133,12 @@ void nb_cmd_finish(struct nbd_cmd *cmd, int err);
 /* End every command on @c's done list. Loop thread, no lock held. */
 void nb_conn_process_done(struct nbd_conn *c);
 
-/* The loop thread goes into libnbd to read replies: submitters defer to it. No lock held. */
+/* The loop thread goes into libnbd to read replies, and will end them: submitters defer to
+ * it. No lock held. */
 void nb_conn_busy(struct nbd_conn *c);
 
-/* The loop thread came out of libnbd: start the commands deferred meanwhile and end any
- * that could not start. No lock held. */
+/* The loop thread ended the replies: start the commands deferred meanwhile and end any that
+ * could not start. No lock held. */
 void nb_conn_unbusy(struct nbd_conn *c);
 
 /* The backend ops' exec (an I/O stage, core/io.h; @arg is the struct backend) and sync (a
