@@ -38,6 +38,8 @@ static const struct conf_key mount_keys[] = {
 		 "let other users access the mount (with default_permissions)"),
 	CONF_KEY("mount.threads", CONF_U32, mount_threads, 1, CONF_MAX_THREADS, 0, 0,
 		 "threads that receive FUSE requests"),
+	CONF_KEY("mount.read_ahead_kb", CONF_U32, mount_read_ahead_kb, 0, 65536, 0, 0,
+		 "readahead of buffered reads of disk, KiB; 0 = the kernel's default"),
 };
 
 static void mount_defaults(struct pd_config *c)
@@ -46,6 +48,7 @@ static void mount_defaults(struct pd_config *c)
 	c->mount_options = strdup("");
 	c->mount_allow_other = false;
 	c->mount_threads = CONF_DEFAULT_THREADS;
+	c->mount_read_ahead_kb = CONF_DEFAULT_READ_AHEAD_KB;
 }
 
 const struct conf_table conf_mount_table = CONF_TABLE(mount_keys, mount_defaults, NULL);

@@ -59,6 +59,7 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
+	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: the mount's readahead, 0 = kernel's */
 	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/uring_keys.c */
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
@@ -72,6 +73,8 @@ struct pd_config {
 #define CONF_DEFAULT_SIZE	(1024ull * 1024 * 1024)
 #define CONF_DEFAULT_NAME	"plugdisk"
 #define CONF_DEFAULT_THREADS	2
+/* One largest FUSE request (PD_MAX_WRITE): a sequential reader's readahead goes out whole. */
+#define CONF_DEFAULT_READ_AHEAD_KB	1024
 #define CONF_MAX_THREADS	64
 
 /* Fill @c with the built-in defaults. Strings are heap copies owned by @c. */

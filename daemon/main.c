@@ -23,6 +23,7 @@
 #include "core/barrier.h"
 #include "core/backend_nbd.h"
 #include "core/log.h"
+#include "daemon/bdi.h"
 #include "daemon/cache_ctl.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
@@ -138,15 +139,21 @@ static void pd_reload(struct pd *pd)
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
 	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
 	    nc.mount_threads != pd->cfg.mount_threads ||
+	    (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && !nc.mount_read_ahead_kb) ||
 	    nc.io_uring.mode != pd->cfg.io_uring.mode ||
 	    nc.io_uring.depth != pd->cfg.io_uring.depth)
 		log_warn("reload: disk.* and mount.* changes take effect at the next start");
 	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
 		log_warn("reload: controller.workers changes take effect at the next start");
 	if (nc.backend.connections != pd->cfg.backend.connections ||
-	    nc.backend.timeout_ms != pd->cfg.backend.timeout_ms)
-		log_warn("reload: controller.connections and backend.timeout_ms changes take "
-			 "effect at the next start");
+	    nc.backend.timeout_ms != pd->cfg.backend.timeout_ms ||
+	    nc.backend.structured_replies != pd->cfg.backend.structured_replies)
+		log_warn("reload: controller.connections and backend.* changes take effect at the "
+			 "next start");
+	/* The readahead changes at once (back to the kernel's default only at a restart). */
+	if (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && nc.mount_read_ahead_kb &&
+	    !pd_bdi_set_read_ahead(pd->mountpoint, nc.mount_read_ahead_kb))
+		pd->cfg.mount_read_ahead_kb = nc.mount_read_ahead_kb;
 	pd_cap_request_size(pd, &nc.queue);
 	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
@@ -236,6 +243,7 @@ static int pd_mount(struct pd *pd)
 		pd_mount_undo(pd);
 		return EXIT_MOUNT;
 	}
+	pd_bdi_set_read_ahead(pd->mountpoint, pd->cfg.mount_read_ahead_kb);
 	return 0;
 }
 

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* The mount's backing device info: the kernel's per-mount readahead of MOUNTPOINT/disk. */
+#ifndef PLUGDISK_BDI_H
+#define PLUGDISK_BDI_H
+
+/* Set the readahead of the FUSE mount at @mountpoint to @kb KiB (mount.read_ahead_kb); 0
+ * leaves the kernel's. Call once the mount answers (after FUSE_INIT, whose reply would
+ * otherwise cap it). Logs a failure as one warning: the disk works either way, with the
+ * readahead it had. 0 or -errno. */
+int pd_bdi_set_read_ahead(const char *mountpoint, unsigned int kb);
+
+#endif
