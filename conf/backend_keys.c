@@ -10,7 +10,7 @@
 static const struct conf_key backend_keys[] = {
 	CONF_KEY("controller.connections", CONF_U32, backend.connections, 0,
 		 BACKEND_MAX_CONNECTIONS, 0, 0,
-		 "NBD connections (multi-conn servers only), 0 = one per CPU, 1 .. 4"),
+		 "NBD connections (multi-conn servers only), 0 = two per CPU, at most 4"),
 	CONF_KEY("backend.timeout_ms", CONF_U32, backend.timeout_ms, 100, 3600000, 0, 0,
 		 "NBD: a connection with no reply for this long is dropped; its I/O fails with EIO"),
 	CONF_KEY("backend.structured_replies", CONF_BOOL, backend.structured_replies, 0, 1, 0, 0,

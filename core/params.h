@@ -77,7 +77,7 @@ enum ctrl_reorder {
 /* The backing store's connection settings (NBD; the file backend has none). */
 struct backend_params {
 	uint32_t connections;		/* controller.connections: 0 = what the server allows,
-					 * up to one per online CPU, at most
+					 * two per online CPU, at most
 					 * BACKEND_DEFAULT_CONNECTIONS */
 	uint32_t timeout_ms;		/* backend.timeout_ms: no reply for this long = dead */
 	bool structured_replies;	/* backend.structured_replies: ask the server for them */

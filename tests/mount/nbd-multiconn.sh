@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Multi-conn: a server that advertises it (nbdkit's memory plugin) gets one connection per two
-# online CPUs (1 .. 4) by default and controller.connections when set; with several, commands
+# Multi-conn: a server that advertises it (nbdkit's memory plugin) gets two connections per
+# online CPU (at most 4) by default and controller.connections when set; with several, commands
 # go out on more than one of them (nbdkit's log filter numbers the connections); a server that
 # does not (the multi-conn filter's disable mode) gets one, with a warning when more were asked
 # for. Data verifies.
@@ -15,9 +15,9 @@ cd "$T" || fail "cd $T"
 nbdkit_start unix --filter=log memory 16M logfile="$T/log1"
 pd_start -i "$NBD_URI" -s 16M
 assert_eq "$(stat_get nbd_can_multi_conn)" 1 "the memory plugin advertises multi-conn"
-want=$(getconf _NPROCESSORS_ONLN)
+want=$(($(getconf _NPROCESSORS_ONLN) * 2))
 [ "$want" -le 4 ] || want=4
-assert_eq "$(stat_get nbd_connections)" "$want" "default connections (one per CPU, 1 .. 4)"
+assert_eq "$(stat_get nbd_connections)" "$want" "default connections (two per CPU, at most 4)"
 assert_eq "$(stat_get nbd_connections_up)" "$want" "connections up"
 pd_stop
 pd_start -i "$NBD_URI" -s 16M --set controller.connections=4
