@@ -142,37 +142,6 @@ static void cmd_free_cb(void *user_data)
 	nb_cmd_put(user_data);
 }
 
-/* End every command on @c's done list. Loop thread, no lock held. */
-void nb_conn_process_done(struct nbd_conn *c)
-{
-	struct nbd_cmd *list;
-
-	pthread_mutex_lock(&c->done_lock);
-	list = c->done_head;
-	c->done_head = c->done_tail = NULL;
-	pthread_mutex_unlock(&c->done_lock);
-	if (!list)
-		return;
-	/* Off the in-flight list in one hold of the lock the submitters take too; the done
-	 * list's reference keeps each command alive until it is ended below. */
-	pthread_mutex_lock(&c->lock);
-	for (struct nbd_cmd *cmd = list; cmd; cmd = cmd->done_next) {
-		if (cmd->linked) {
-			cmd_unlink(c, cmd);
-			nb_cmd_put(cmd); /* the in-flight list's */
-		}
-	}
-	pthread_mutex_unlock(&c->lock);
-	while (list) {
-		struct nbd_cmd *cmd = list;
-		int err = cmd->error;
-
-		list = cmd->done_next;
-		nb_cmd_finish(cmd, err ? -map_errno(err) : 0);
-		nb_cmd_put(cmd); /* the done list's */
-	}
-}
-
 /* The connection to start a command on: the up one with the fewest commands in flight. */
 static struct nbd_conn *nb_pick(struct nbd_be *nb)
 {
@@ -264,7 +233,7 @@ static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64
 	c->tail = cmd;
 	cmd->linked = true;
 	WRITE_ONCE(c->in_flight, c->in_flight + 1);
-	if (c->busy) {
+	if (READ_ONCE(c->busy)) {
 		if (c->defer_tail)
 			c->defer_tail->defer_next = cmd;
 		else
@@ -281,16 +250,32 @@ static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64
 
 void nb_conn_busy(struct nbd_conn *c)
 {
-	pthread_mutex_lock(&c->lock);
-	c->busy = true;
-	pthread_mutex_unlock(&c->lock);
+	/* Without the lock: a submitter that misses it only waits for libnbd's lock. */
+	WRITE_ONCE(c->busy, true);
 }
 
-void nb_conn_unbusy(struct nbd_conn *c)
+uint64_t nb_conn_process_done(struct nbd_conn *c)
 {
-	struct nbd_cmd *failed = NULL, *cmd, *next;
+	struct nbd_cmd *list, *failed = NULL, *cmd, *next;
+	uint64_t oldest;
 
+	pthread_mutex_lock(&c->done_lock);
+	list = c->done_head;
+	c->done_head = c->done_tail = NULL;
+	pthread_mutex_unlock(&c->done_lock);
+	/* End the replies first: the requests this dispatches start their commands after them
+	 * (deferred while busy). The done list's reference keeps each command alive. */
+	for (cmd = list; cmd; cmd = cmd->done_next)
+		nb_cmd_finish(cmd, cmd->error ? -map_errno(cmd->error) : 0);
+	/* One hold of the lock the submitters take: the ended commands off the in-flight list,
+	 * the deferred ones started, and the oldest in flight for the timeout. */
 	pthread_mutex_lock(&c->lock);
+	for (cmd = list; cmd; cmd = cmd->done_next) {
+		if (cmd->linked) {
+			cmd_unlink(c, cmd);
+			nb_cmd_put(cmd); /* the in-flight list's */
+		}
+	}
 	for (cmd = c->defer_head; cmd; cmd = next) {
 		next = cmd->defer_next;
 		cmd->defer_next = NULL;
@@ -301,8 +286,13 @@ void nb_conn_unbusy(struct nbd_conn *c)
 		}
 	}
 	c->defer_head = c->defer_tail = NULL;
-	c->busy = false;
+	WRITE_ONCE(c->busy, false);
+	oldest = c->head ? c->head->start_ns : 0;
 	pthread_mutex_unlock(&c->lock);
+	for (cmd = list; cmd; cmd = next) {
+		next = cmd->done_next;
+		nb_cmd_put(cmd); /* the done list's */
+	}
 	/* Ending a part may end its request, which may start more commands: no lock held. */
 	for (cmd = failed; cmd; cmd = next) {
 		next = cmd->defer_next;
@@ -310,6 +300,7 @@ void nb_conn_unbusy(struct nbd_conn *c)
 			io_end(cmd->io);
 		nb_cmd_put(cmd);
 	}
+	return oldest;
 }
 
 int nb_exec(void *arg, struct request *rq)
@@ -382,7 +373,7 @@ int nb_exec(void *arg, struct request *rq)
 	/* The loop thread must poll for the rest of the data if the socket did not take it
 	 * all. (A loop with nothing in flight wakes every timeout_ms anyway: it notices this
 	 * command's age in time without being woken for it.) */
-	wake = !c->busy && c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
+	wake = !READ_ONCE(c->busy) && c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
 	pthread_mutex_unlock(&c->lock);
 	if (wake)
 		nb_conn_wake(c); /* the rest of the data goes out when the socket takes it */

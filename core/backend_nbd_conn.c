@@ -146,7 +146,7 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	}
 	if (pfd[0].fd < 0 || !(pfd[0].revents & (POLLIN | POLLHUP | POLLERR | POLLOUT)))
 		return n;
-	/* While libnbd reads, and then while the replies are ended (nb_conn_loop()),
+	/* While libnbd reads, and then while the replies are ended (nb_conn_process_done()),
 	 * submitters leave their commands to this thread rather than sleep on the handle's
 	 * lock; it starts them together, so they reach the server in a burst. A connection
 	 * being made has no submitters. */
@@ -285,6 +285,9 @@ void *nb_conn_loop(void *arg)
 	struct nbd_be *nb = c->nb;
 	uint64_t timeout_ns = (uint64_t)nb->timeout_ms * NSEC_PER_MSEC;
 	uint64_t backoff = BACKOFF_MIN_NS, retry_at = 0;
+	/* The oldest command in flight when the last replies were ended: any started since is
+	 * newer, and one ended since only makes the wait below end early. */
+	uint64_t oldest = 0;
 	char err[256];
 
 	pthread_setname_np(pthread_self(), "plugdisk-nbd");
@@ -294,7 +297,7 @@ void *nb_conn_loop(void *arg)
 	ctrl_set_thread_inline(always, NULL);
 	while (!smp_load_acquire(c->stop)) {
 		struct nbd_handle *h = c->h; /* only this thread changes it */
-		uint64_t now = clock_now_ns(), oldest = 0;
+		uint64_t now = clock_now_ns();
 		/* With nothing in flight, wake after timeout_ms all the same: a command started
 		 * meanwhile is then at most that old, so its timeout is never missed, and the
 		 * submitter need not wake this thread for it. */
@@ -324,36 +327,29 @@ void *nb_conn_loop(void *arg)
 			nb_note_up(nb);
 			continue;
 		}
-		pthread_mutex_lock(&c->lock);
-		if (c->head)
-			oldest = c->head->start_ns;
-		pthread_mutex_unlock(&c->lock);
 		if (oldest) {
 			uint64_t due = oldest + timeout_ns;
 
 			wait_ms = due > now ? (int)((due - now) / NSEC_PER_MSEC) + 1 : 0;
 		}
 		conn_poll_once(c, h, wait_ms);
-		nb_conn_process_done(c);
-		if (c->busy) /* only this thread sets it */
-			nb_conn_unbusy(c);
+		oldest = nb_conn_process_done(c);
 		if (nbd_aio_is_dead(h) || nbd_aio_is_closed(h)) {
 			const char *e = nbd_get_error();
 
 			snprintf(err, sizeof(err), "%s", e ? e : "the server closed the connection");
 			nb_conn_drop(c, err);
 			retry_at = clock_now_ns() + backoff;
+			oldest = 0;
 			continue;
 		}
-		pthread_mutex_lock(&c->lock);
-		oldest = c->head ? c->head->start_ns : 0;
-		pthread_mutex_unlock(&c->lock);
 		if (oldest && clock_now_ns() - oldest > timeout_ns) {
 			atomic_add_return_relaxed(c->timeouts, 1);
 			snprintf(err, sizeof(err), "no reply within %u ms (backend.timeout_ms)",
 				 nb->timeout_ms);
 			nb_conn_drop(c, err);
 			retry_at = clock_now_ns() + backoff;
+			oldest = 0;
 		}
 	}
 	return NULL;

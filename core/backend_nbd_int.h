@@ -68,7 +68,8 @@ struct nbd_conn {
 	int state;			/* lock to change, with release; acquire to read without
 					 * it (enum conn_state) */
 	struct nbd_cmd *head, *tail;	/* lock: in flight, oldest first */
-	bool busy;			/* lock: the loop thread reads and ends replies */
+	bool busy;			/* the loop thread reads and ends replies: set without
+					 * the lock (atomic), cleared under it */
 	struct nbd_cmd *defer_head, *defer_tail; /* lock: linked, not started (busy) */
 	unsigned int in_flight;		/* lock to change; atomic to read */
 	pthread_mutex_t done_lock;
@@ -130,16 +131,14 @@ void nb_cmd_put(struct nbd_cmd *cmd);
 /* End @cmd once, with @err (-errno or 0). No lock held: may end its request. */
 void nb_cmd_finish(struct nbd_cmd *cmd, int err);
 
-/* End every command on @c's done list. Loop thread, no lock held. */
-void nb_conn_process_done(struct nbd_conn *c);
-
 /* The loop thread goes into libnbd to read replies, and will end them: submitters defer to
  * it. No lock held. */
 void nb_conn_busy(struct nbd_conn *c);
 
-/* The loop thread ended the replies: start the commands deferred meanwhile and end any that
- * could not start. No lock held. */
-void nb_conn_unbusy(struct nbd_conn *c);
+/* End every command on @c's done list, then start the commands deferred meanwhile (ending
+ * any that could not start) and clear busy. Returns the start time of the oldest command in
+ * flight, 0 if none. Loop thread, no lock held. */
+uint64_t nb_conn_process_done(struct nbd_conn *c);
 
 /* The backend ops' exec (an I/O stage, core/io.h; @arg is the struct backend) and sync (a
  * flush outside the queue, at stop). */
