@@ -120,9 +120,11 @@ MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/
 	tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)
-# ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, and
-# the io_uring transport test (each mount test runs on both transports).
-TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh tests/mount/io-uring.sh
+# ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, the
+# io_uring transport test, and the NBD backend's verified fio, which drives its connection
+# threads and their deferred commands (each mount test runs on both transports).
+TESTS ?= $(UNIT_BINS) tests/mount/fio-verify-file.sh tests/mount/io-uring.sh \
+	tests/mount/nbd-fio-verify.sh
 else
 TESTS ?= $(UNIT_BINS) $(MOUNT_TESTS)
 endif

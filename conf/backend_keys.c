@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The backing store's keys: what only the NBD backend uses (controller.connections,
- * backend.timeout_ms, backend.structured_replies), and the check that an NBD URI in disk.image is well formed. */
+ * backend.timeout_ms, backend.structured_replies), and the check that an NBD URI in
+ * disk.image is well formed. */
 #include <errno.h>
 #include <stdlib.h>
 

@@ -12,10 +12,12 @@
  * its connection's done list; the loop thread then ends the request through rq->io_done with
  * no lock held. A write is acknowledged when the server's reply to it arrived, never earlier.
  *
- * Lifetime of a command. A struct nbd_cmd has up to three references: libnbd's (dropped by
- * the closure's free callback, which libnbd always calls exactly once), the in-flight list's
- * (dropped by whoever unlinks it) and the done list's (taken by the completion callback).
- * Whoever first sets cmd->finished ends it (the callback's result, or EIO when dropped).
+ * Lifetime of a command. A struct nbd_cmd has up to three references: libnbd's (taken when
+ * it is handed to libnbd, dropped by the closure's free callback, which libnbd always calls
+ * exactly once), the in-flight list's (taken when it is linked, dropped once it is unlinked)
+ * and the done list's (taken by the completion callback). Whoever first sets cmd->finished
+ * ends it: the callback's result, EIO when the connection is dropped, or the error of a start
+ * that failed (cmd_issue()). A deferred command is linked but not yet libnbd's.
  *
  * Locking: core/backend_nbd_int.h. */
 #include <errno.h>
@@ -174,7 +176,10 @@ static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
 	atomic_add_return_relaxed(cmd->refs, 1); /* libnbd's closure */
 	cb = (nbd_completion_callback){ .callback = cmd_complete_cb, .user_data = cmd,
 					.free = cmd_free_cb };
-	if (!c->h || READ_ONCE(c->state) != CONN_UP) {
+	/* A handle that died while the loop thread read (the server went away) refuses new
+	 * commands with EINVAL, the misaligned request's errno: the caller gets EIO. */
+	if (!c->h || READ_ONCE(c->state) != CONN_UP || nbd_aio_is_dead(c->h) ||
+	    nbd_aio_is_closed(c->h)) {
 		cmd_free_cb(cmd);
 		r = -EIO;
 		goto fail;
@@ -199,7 +204,10 @@ static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
 	if (r >= 0)
 		return 0;
 	/* Not started: libnbd already called the free callback. */
-	r = -map_errno(nbd_get_errno());
+	if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))
+		r = -EIO;
+	else
+		r = -map_errno(nbd_get_errno());
 fail:
 	cmd_unlink(c, cmd);
 	smp_store_release(cmd->finished, 1);
@@ -277,10 +285,14 @@ uint64_t nb_conn_process_done(struct nbd_conn *c)
 		}
 	}
 	for (cmd = c->defer_head; cmd; cmd = next) {
+		int ret;
+
 		next = cmd->defer_next;
+		ret = cmd_issue(c, cmd);
 		cmd->defer_next = NULL;
-		cmd->error = cmd_issue(c, cmd);
-		if (cmd->error) {
+		if (ret) {
+			/* Unlinked and finished: no callback writes the field any more. */
+			cmd->error = ret;
 			cmd->defer_next = failed;
 			failed = cmd;
 		}
@@ -372,8 +384,10 @@ int nb_exec(void *arg, struct request *rq)
 	}
 	/* The loop thread must poll for the rest of the data if the socket did not take it
 	 * all. (A loop with nothing in flight wakes every timeout_ms anyway: it notices this
-	 * command's age in time without being woken for it.) */
-	wake = !READ_ONCE(c->busy) && c->h && (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
+	 * command's age in time without being woken for it. A busy loop thread looks at the
+	 * handle's direction again before it polls.) */
+	wake = !READ_ONCE(c->busy) && c->h &&
+	       (nbd_aio_get_direction(c->h) & LIBNBD_AIO_DIRECTION_WRITE);
 	pthread_mutex_unlock(&c->lock);
 	if (wake)
 		nb_conn_wake(c); /* the rest of the data goes out when the socket takes it */

@@ -8,8 +8,8 @@
  * deferred list; submitters call nbd_aio_* with it held, so the loop thread can take the
  * handle away and close it. While the loop thread is in libnbd reading replies, and ending
  * them (conn->busy), a submitter does not wait for libnbd's handle lock: it leaves its
- * command on the deferred list, which the loop thread starts when it is done. Only the loop thread replaces conn->h. conn->done_lock guards the done list and
- * is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
+ * command on the deferred list, which the loop thread starts when it is done. Only the loop
+ * thread replaces conn->h. conn->done_lock guards the done list and is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
  * handle lock, then conn->done_lock. nb->log_lock is taken alone. No lock is held while a
  * request's io_done runs. */
 #ifndef PLUGDISK_BACKEND_NBD_INT_H
@@ -45,14 +45,14 @@ struct nbd_cmd {
 	struct nbd_io *io;
 	struct nbd_conn *conn;
 	uint64_t start_ns;
-	uint64_t off, len;		/* what it reads or writes, at @buf */
-	char *buf;
+	uint64_t off, len;		/* what it reads or writes, at @buf: set before it is */
+	char *buf;			/* linked, then read-only */
 	struct nbd_cmd *defer_next;	/* conn->lock: the deferred list */
 	struct nbd_cmd *prev, *next;	/* conn->lock: the in-flight list, oldest first */
 	bool linked;			/* conn->lock: on the in-flight list */
 	int finished;			/* atomic: ended (exchange) */
 	int error;			/* the completion callback's errno (done_lock), or a
-					 * deferred start's -errno (loop thread, unlinked) */
+					 * deferred start's -errno (loop thread, conn->lock) */
 	struct nbd_cmd *done_next;	/* conn->done_lock */
 	unsigned int refs;		/* atomic */
 };
@@ -68,8 +68,9 @@ struct nbd_conn {
 	int state;			/* lock to change, with release; acquire to read without
 					 * it (enum conn_state) */
 	struct nbd_cmd *head, *tail;	/* lock: in flight, oldest first */
-	bool busy;			/* the loop thread reads and ends replies: set without
-					 * the lock (atomic), cleared under it */
+	bool busy;			/* the loop thread is in libnbd (reading replies, or
+					 * sending) and then ends replies: set without the
+					 * lock (atomic), cleared under it */
 	struct nbd_cmd *defer_head, *defer_tail; /* lock: linked, not started (busy) */
 	unsigned int in_flight;		/* lock to change; atomic to read */
 	pthread_mutex_t done_lock;

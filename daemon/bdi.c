@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -40,9 +39,16 @@ int pd_bdi_set_read_ahead(const char *mountpoint, unsigned int kb)
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		log_warn("mount.read_ahead_kb: open %s: %m; the kernel's readahead stays", path);
+		/* Not root: expected, and the disk works; said once, without alarm. */
+		if (ret == -EACCES || ret == -EPERM || ret == -EROFS)
+			log_info("mount.read_ahead_kb: open %s: %m; the kernel's readahead stays",
+				 path);
+		else
+			log_warn("mount.read_ahead_kb: open %s: %m; the kernel's readahead stays",
+				 path);
 		return ret;
 	}
+	errno = EIO; /* a short write sets none */
 	if (write(fd, val, (size_t)len) != len) {
 		ret = -errno;
 		log_warn("mount.read_ahead_kb: write %s: %m; the kernel's readahead stays", path);

@@ -150,7 +150,8 @@ static void pd_reload(struct pd *pd)
 	    nc.backend.structured_replies != pd->cfg.backend.structured_replies)
 		log_warn("reload: controller.connections and backend.* changes take effect at the "
 			 "next start");
-	/* The readahead changes at once (back to the kernel's default only at a restart). */
+	/* A new readahead applies to files opened from now on: the kernel copies it into each
+	 * open file. (Back to the kernel's default only at a restart.) */
 	if (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && nc.mount_read_ahead_kb &&
 	    !pd_bdi_set_read_ahead(pd->mountpoint, nc.mount_read_ahead_kb))
 		pd->cfg.mount_read_ahead_kb = nc.mount_read_ahead_kb;

@@ -40,6 +40,9 @@ check_server() {
 
 nbdkit_start unix memory 64M
 check_server "nbdkit memory, unix socket" 0
+# A fresh server: the data read back must have been written with structured replies too.
+nbd_kill
+nbdkit_start unix memory 64M
 check_server "nbdkit memory, unix socket, structured replies" 1 \
 	--set backend.structured_replies=true
 
