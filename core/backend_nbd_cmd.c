@@ -173,17 +173,16 @@ static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
 	nbd_completion_callback cb;
 	int64_t r;
 
-	atomic_add_return_relaxed(cmd->refs, 1); /* libnbd's closure */
-	cb = (nbd_completion_callback){ .callback = cmd_complete_cb, .user_data = cmd,
-					.free = cmd_free_cb };
 	/* A handle that died while the loop thread read (the server went away) refuses new
 	 * commands with EINVAL, the misaligned request's errno: the caller gets EIO. */
 	if (!c->h || READ_ONCE(c->state) != CONN_UP || nbd_aio_is_dead(c->h) ||
 	    nbd_aio_is_closed(c->h)) {
-		cmd_free_cb(cmd);
 		r = -EIO;
 		goto fail;
 	}
+	atomic_add_return_relaxed(cmd->refs, 1); /* libnbd's closure */
+	cb = (nbd_completion_callback){ .callback = cmd_complete_cb, .user_data = cmd,
+					.free = cmd_free_cb };
 	switch (io->rq->op) {
 	case BIO_OP_READ:
 		r = nbd_aio_pread(c->h, cmd->buf, cmd->len, cmd->off, cb, 0);
