@@ -173,10 +173,7 @@ static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
 	nbd_completion_callback cb;
 	int64_t r;
 
-	/* A handle that died while the loop thread read (the server went away) refuses new
-	 * commands with EINVAL, the misaligned request's errno: the caller gets EIO. */
-	if (!c->h || READ_ONCE(c->state) != CONN_UP || nbd_aio_is_dead(c->h) ||
-	    nbd_aio_is_closed(c->h)) {
+	if (!c->h || READ_ONCE(c->state) != CONN_UP) {
 		r = -EIO;
 		goto fail;
 	}
@@ -202,7 +199,9 @@ static int cmd_issue(struct nbd_conn *c, struct nbd_cmd *cmd)
 	}
 	if (r >= 0)
 		return 0;
-	/* Not started: libnbd already called the free callback. */
+	/* Not started: libnbd already called the free callback. A handle that died while the
+	 * loop thread read (the server went away) refuses commands with EINVAL, the misaligned
+	 * request's errno: the caller gets EIO. */
 	if (nbd_aio_is_dead(c->h) || nbd_aio_is_closed(c->h))
 		r = -EIO;
 	else

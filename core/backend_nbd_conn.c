@@ -124,7 +124,6 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 {
 	struct pollfd pfd[2];
 	unsigned int dir = nbd_aio_get_direction(h);
-	bool serving;
 	int n;
 
 	pfd[0].fd = nbd_aio_get_fd(h);
@@ -150,8 +149,7 @@ static int conn_poll_once(struct nbd_conn *c, struct nbd_handle *h, int timeout_
 	 * submitters leave their commands to this thread rather than sleep on the handle's
 	 * lock; it starts them together, so they reach the server in a burst. A connection
 	 * being made has no submitters. */
-	serving = h == c->h;
-	if (serving)
+	if (h == c->h)
 		nb_conn_busy(c);
 	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 		if (dir & LIBNBD_AIO_DIRECTION_READ)
