@@ -11,41 +11,31 @@
  * only for a sequential stream. Writing sysfs needs root; otherwise the kernel's stays. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "daemon/bdi.h"
 
-int pd_bdi_set_read_ahead(const char *mountpoint, unsigned int kb)
+int pd_bdi_set_read_ahead(dev_t dev, unsigned int kb)
 {
 	char path[96], val[16];
-	struct stat st;
 	int fd, len, ret = 0;
 
 	if (!kb)
 		return 0;
-	if (stat(mountpoint, &st) < 0) {
-		ret = -errno;
-		log_warn("mount.read_ahead_kb: stat %s: %m; the kernel's readahead stays",
-			 mountpoint);
-		return ret;
-	}
-	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major(st.st_dev),
-		 minor(st.st_dev));
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major(dev), minor(dev));
 	len = snprintf(val, sizeof(val), "%u\n", kb);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		/* Not root: expected, and the disk works; said once, without alarm. */
-		if (ret == -EACCES || ret == -EPERM || ret == -EROFS)
-			log_info("mount.read_ahead_kb: open %s: %m; the kernel's readahead stays",
-				 path);
-		else
-			log_warn("mount.read_ahead_kb: open %s: %m; the kernel's readahead stays",
-				 path);
+		/* Not root: expected, and the disk works; said without alarm. */
+		bool denied = ret == -EACCES || ret == -EPERM || ret == -EROFS;
+
+		log_msg(denied ? LOG_LVL_INFO : LOG_LVL_WARN,
+			"mount.read_ahead_kb: open %s: %m; the kernel's readahead stays", path);
 		return ret;
 	}
 	errno = EIO; /* a short write sets none */

@@ -45,6 +45,8 @@ struct pd {
 	struct conf_arg *args;		/* -i, -s, -o, --set: re-applied on reload */
 	size_t nargs;
 	const char *mountpoint;
+	dev_t mount_dev;		/* the mount's device (names its bdi); set once it
+					 * answers, then read-only */
 
 	struct backend be;
 	struct timer timer;

@@ -153,7 +153,7 @@ static void pd_reload(struct pd *pd)
 	/* A new readahead applies to files opened from now on: the kernel copies it into each
 	 * open file. (Back to the kernel's default only at a restart.) */
 	if (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && nc.mount_read_ahead_kb &&
-	    !pd_bdi_set_read_ahead(pd->mountpoint, nc.mount_read_ahead_kb))
+	    !pd_bdi_set_read_ahead(pd->mount_dev, nc.mount_read_ahead_kb))
 		pd->cfg.mount_read_ahead_kb = nc.mount_read_ahead_kb;
 	pd_cap_request_size(pd, &nc.queue);
 	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
@@ -244,7 +244,8 @@ static int pd_mount(struct pd *pd)
 		pd_mount_undo(pd);
 		return EXIT_MOUNT;
 	}
-	pd_bdi_set_read_ahead(pd->mountpoint, pd->cfg.mount_read_ahead_kb);
+	pd->mount_dev = st.st_dev; /* a file's device is its mount's */
+	pd_bdi_set_read_ahead(pd->mount_dev, pd->cfg.mount_read_ahead_kb);
 	return 0;
 }
 
