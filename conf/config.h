@@ -59,7 +59,7 @@ struct pd_config {
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
-	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: the mount's readahead, 0 = kernel's */
+	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: readahead, 0 = the kernel's */
 	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/uring_keys.c */
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;

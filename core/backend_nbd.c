@@ -90,11 +90,12 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 		timeouts += READ_ONCE(c->timeouts);
 		deferred += READ_ONCE(c->deferred);
 	}
-	stats_put(buf, len, &o, "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n",
-	    nb->uri, nb->export_name, nb->protocol);
+	stats_put(buf, len, &o,
+	    "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n", nb->uri,
+	    nb->export_name, nb->protocol);
 	stats_put(buf, len, &o, "nbd_connections %u\nnbd_connections_up %u\n", nb->nconns, up);
-	stats_put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n", reconnects,
-	    timeouts);
+	stats_put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n",
+	    reconnects, timeouts);
 	stats_put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\nnbd_deferred %" PRIu64 "\n",
 	    READ_ONCE(nb->failed_fast), deferred);
 	for (unsigned int i = 0; i < nb->nconns; i++) {

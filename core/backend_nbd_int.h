@@ -9,8 +9,9 @@
  * handle away and close it. While the loop thread is in libnbd reading replies, and ending
  * them (conn->busy), a submitter does not wait for libnbd's handle lock: it leaves its
  * command on the deferred list, which the loop thread starts when it is done. Only the loop
- * thread replaces conn->h. conn->done_lock guards the done list and is taken inside libnbd's handle lock by the callback. Order: conn->lock, then libnbd's
- * handle lock, then conn->done_lock. nb->log_lock is taken alone. No lock is held while a
+ * thread replaces conn->h. conn->done_lock guards the done list and is taken inside libnbd's
+ * handle lock by the callback. Order: conn->lock, then libnbd's handle lock, then
+ * conn->done_lock. nb->log_lock is taken alone. No lock is held while a
  * request's io_done runs. */
 #ifndef PLUGDISK_BACKEND_NBD_INT_H
 #define PLUGDISK_BACKEND_NBD_INT_H

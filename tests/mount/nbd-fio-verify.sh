@@ -20,7 +20,8 @@ fv_run "$MNT/disk" file "nbdkit memory, unix"
 fv_check_stats "nbdkit memory, unix"
 # Commands that came while the loop thread was reading replies were started by it.
 stats_save "$T/s1"
-assert_gt "$(snap_get "$T/s1" nbd_deferred)" 0 "nbdkit memory, unix: commands deferred to the loop thread"
+assert_gt "$(snap_get "$T/s1" nbd_deferred)" 0 \
+	"nbdkit memory, unix: commands deferred to the loop thread"
 pd_stop
 nbd_kill
 
