@@ -37,10 +37,9 @@ static unsigned int nb_default_connections(void)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (cpus < 1)
-		return 1;
-	if (cpus * 2 >= BACKEND_DEFAULT_CONNECTIONS)
-		return BACKEND_DEFAULT_CONNECTIONS;
-	return (unsigned int)cpus * 2;
+		cpus = 1; /* unknown: as one */
+	return cpus * 2 >= BACKEND_DEFAULT_CONNECTIONS ? BACKEND_DEFAULT_CONNECTIONS
+						      : (unsigned int)cpus * 2;
 }
 
 static void nb_free(struct nbd_be *nb)
