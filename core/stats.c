@@ -193,6 +193,9 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "fuse_ring_depth", ss->ring_depth);
 	kv(&o, "fuse_ring_requests", ss->ring_requests);
 	kv(&o, "fuse_ring_commit_waits", ss->ring_commit_waits);
+	kv(&o, "fuse_parked", ss->parked);
+	kv(&o, "fuse_parks", ss->parks);
+	kv(&o, "fuse_parked_peak", ss->parked_peak);
 
 	put(&o, "\n# plugging, stop and start\n");
 	kv(&o, "plugs", s->plugs);

@@ -107,6 +107,9 @@ struct stats_snapshot {
 	uint32_t ring_queues, ring_depth;	/* io_uring queues and entries per queue */
 	uint64_t ring_requests;		/* requests received through the rings */
 	uint64_t ring_commit_waits;	/* replies that had to wake their queue's thread */
+	uint64_t parked;		/* classic: requests parked by the last free thread now */
+	uint64_t parks;			/* classic: requests ever parked */
+	uint64_t parked_peak;		/* classic: most requests parked at once */
 	struct fault_stats faults;	/* zero when no fault set is attached */
 };
 

@@ -83,6 +83,8 @@ struct pd {
 	unsigned int data_waiters;	/* data_lock: receive threads waiting for the budget */
 	struct pd_parked *parked;	/* data_lock: requests parked by the last free thread */
 	size_t parked_bytes;		/* data_lock: memory they hold */
+	unsigned int nr_parked;		/* data_lock: requests parked now */
+	unsigned int parked_peak;	/* data_lock: most requests parked at once */
 	uint64_t stats_parked;		/* data_lock: requests ever parked */
 	int kick_fd;			/* eventfd: budget freed while requests are parked */
 	/* Large data buffers done with, kept for the next large read or receive thread

@@ -77,11 +77,13 @@ static bool pd_refuse(struct pd *pd, fuse_req_t req)
  *
  * But the last receive thread not waiting never waits: it parks the request (a read costs
  * nothing parked; a write keeps its data, taking over its receive buffer when large) and goes
- * back to /dev/fuse, so that stats, stat and control always answer, however saturated the
- * data path. Parked data is bounded too (PD_PARK_BUDGET); beyond it, the last thread waits
- * like the others. Parked requests are submitted in arrival order as the budget frees, by
- * the receive threads (pd_data_unpark()), which a completion wakes through kick_fd. */
-#define PD_PARK_BUDGET PD_DATA_BUDGET
+ * back to /dev/fuse, so that stats, stat and control always answer, whatever the depth and
+ * request size. Parked requests need no budget of their own: the kernel bounds what it sends
+ * without an answer to max_background asynchronous requests (PD_MAX_BACKGROUND, fuse_ops.c)
+ * of at most max_write bytes each, plus one synchronous request per calling thread, and a
+ * receive thread parks only what it has read. Parked requests are submitted in arrival order
+ * as the budget frees, by the receive threads (pd_data_unpark()), which a completion wakes
+ * through kick_fd. */
 
 /* data_lock held: whether @bytes more fit in the budget now. */
 static bool pd_data_fits(struct pd *pd, size_t bytes)
@@ -98,8 +100,7 @@ static bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes)
 
 	pthread_mutex_lock(&pd->data_lock);
 	while (!pd_data_fits(pd, bytes)) {
-		if (park_bytes && pd->data_waiters + 1 >= pd->nr_threads &&
-		    pd->parked_bytes + park_bytes <= PD_PARK_BUDGET) {
+		if (park_bytes && pd->data_waiters + 1 >= pd->nr_threads) {
 			pd->parked_bytes += park_bytes;
 			got = false;
 			break;
@@ -335,6 +336,8 @@ static void pd_park(struct pd *pd, struct pd_parked *pk)
 
 	pthread_mutex_lock(&pd->data_lock);
 	pd->stats_parked++;
+	if (++pd->nr_parked > pd->parked_peak)
+		pd->parked_peak = pd->nr_parked;
 	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
 		;
 	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
@@ -368,6 +371,7 @@ void pd_data_unpark(struct pd *pd)
 			return;
 		}
 		WRITE_ONCE(pd->parked, pk->next);
+		pd->nr_parked--;
 		pd->parked_bytes -= pk->held;
 		pd->data_in_flight += charge;
 		pthread_mutex_unlock(&pd->data_lock);
@@ -394,13 +398,21 @@ void pd_data_unpark(struct pd *pd)
 	}
 }
 
+void pd_data_parked_info(struct pd *pd, uint64_t *now, uint64_t *ever, uint64_t *peak)
+{
+	pthread_mutex_lock(&pd->data_lock);
+	*now = pd->nr_parked;
+	*ever = pd->stats_parked;
+	*peak = pd->parked_peak;
+	pthread_mutex_unlock(&pd->data_lock);
+}
+
 unsigned int pd_data_nr_parked(struct pd *pd)
 {
-	unsigned int n = 0;
+	unsigned int n;
 
 	pthread_mutex_lock(&pd->data_lock);
-	for (struct pd_parked *pk = pd->parked; pk; pk = pk->next)
-		n++;
+	n = pd->nr_parked;
 	pthread_mutex_unlock(&pd->data_lock);
 	return n;
 }

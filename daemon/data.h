@@ -34,6 +34,10 @@ void *pd_data_rxbuf_get(struct pd *pd);
  * call it before waiting for the next request, and when kick_fd is readable. */
 void pd_data_unpark(struct pd *pd);
 
+/* The requests parked now, those ever parked, and the most parked at once (the stats'
+ * fuse_parked, fuse_parks, fuse_parked_peak). */
+void pd_data_parked_info(struct pd *pd, uint64_t *now, uint64_t *ever, uint64_t *peak);
+
 /* How many requests are parked. */
 unsigned int pd_data_nr_parked(struct pd *pd);
 

@@ -19,6 +19,7 @@
 
 #include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
+#include "daemon/data.h"
 #include "daemon/fuse_uring.h"
 #include "daemon/statfile.h"
 
@@ -55,6 +56,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	ss->ring_depth = ui.depth;
 	ss->ring_requests = ui.requests;
 	ss->ring_commit_waits = ui.commit_waits;
+	pd_data_parked_info(pd, &ss->parked, &ss->parks, &ss->parked_peak);
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
