@@ -58,10 +58,11 @@ struct pd {
 
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */
-	pthread_t *threads;
+	struct pd_fuse_thread *threads;	/* nr_threads of them; read-only after start */
 	int fuse_fd;			/* the session's /dev/fuse fd; read-only after start */
 	int quit_pipe[2];		/* written once to stop the receive threads */
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
+	unsigned int readers_sleeping;	/* atomic: receive threads in epoll_wait */
 	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
@@ -92,6 +93,13 @@ struct pd {
 	void *bigbuf_free[PD_BIGBUF_FREE_MAX];	/* data_lock */
 	unsigned int bigbuf_nr_free;		/* data_lock */
 	bool bigbuf_used;			/* data_lock: one taken or kept since the last trim */
+};
+
+/* A FUSE receive thread (daemon/fuse_loop.c). */
+struct pd_fuse_thread {
+	pthread_t tid;
+	struct pd *pd;
+	int epoll_fd;			/* its own: /dev/fuse, kick_fd and the quit pipe */
 };
 
 /* The FUSE operations (daemon/fuse_ops.c); the receive threads (daemon/fuse_loop.c). */

@@ -8,16 +8,25 @@
  * (fuse_uring.c) requests arrive through the rings instead and these threads only see
  * FUSE_INIT, interrupts, forgets and whatever came before the rings were ready.
  *
- * Stopping. /dev/fuse is non-blocking: a thread reads, and only when nothing is there does
- * it sleep in poll() on /dev/fuse and on the quit pipe. pd_fuse_join() writes to the pipe,
- * which wakes every sleeping thread at once; no signal is involved, so no system call of a
- * thread doing I/O is interrupted (nbdkit's quit pipe). */
+ * Waiting. /dev/fuse is non-blocking: a thread reads, and only when nothing is there does
+ * it sleep, in epoll_wait() on an epoll set of its own that holds /dev/fuse and kick_fd with
+ * EPOLLEXCLUSIVE and the quit pipe without: a new request wakes one sleeping thread, not
+ * all of them (with poll(), every idle thread woke for each request and all but one found
+ * EAGAIN: two wasted system calls per request and idle thread). A thread busy with a request
+ * is not in its epoll_wait(), so the kernel passes the wakeup on to one that is; a busy
+ * thread reads again before it sleeps, and epoll is level-triggered, so no request waits
+ * unseen.
+ *
+ * Stopping. pd_fuse_join() writes to the quit pipe, which wakes every sleeping thread at
+ * once; no signal is involved, so no system call of a thread doing I/O is interrupted
+ * (nbdkit's quit pipe). */
 #define FUSE_USE_VERSION 34
 
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,43 +65,81 @@ static bool pd_may_run_inline(void *arg)
 	return tls_fuse_idle || pd_reader_waiting(pd) || !fuse_has_pending(pd->fuse_fd);
 }
 
-/* Sleep until /dev/fuse has a request or the quit pipe is written. Returns false on quit. */
-static bool pd_fuse_wait(struct pd *pd)
+/* A receive thread's epoll set: /dev/fuse and kick_fd exclusive, the quit pipe not.
+ * Returns the epoll fd or -errno. */
+static int pd_fuse_epoll_new(struct pd *pd)
 {
-	struct pollfd pfd[3] = {
-		{ .fd = pd->fuse_fd, .events = POLLIN },
-		{ .fd = pd->quit_pipe[0], .events = POLLIN },
-		{ .fd = pd->kick_fd, .events = POLLIN },
+	const struct {
+		int fd;
+		uint32_t events;
+	} watch[] = {
+		{ pd->fuse_fd, EPOLLIN | EPOLLEXCLUSIVE },
+		{ pd->quit_pipe[0], EPOLLIN },
+		{ pd->kick_fd, EPOLLIN | EPOLLEXCLUSIVE },
 	};
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0) {
+		int err = errno;
+
+		log_err("epoll_create1: %s", strerror(err));
+		return -err;
+	}
+	for (size_t i = 0; i < sizeof(watch) / sizeof(watch[0]); i++) {
+		struct epoll_event ev = { .events = watch[i].events, .data.fd = watch[i].fd };
+
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, watch[i].fd, &ev) < 0) {
+			int err = errno;
+
+			log_err("epoll_ctl: %s", strerror(err));
+			close(ep);
+			return -err;
+		}
+	}
+	return ep;
+}
+
+/* Sleep until /dev/fuse has a request or the quit pipe is written. Returns false on quit. */
+static bool pd_fuse_wait(struct pd *pd, int ep)
+{
+	struct epoll_event ev[3];
 
 	for (;;) {
-		int n = poll(pfd, 3, -1);
+		int n;
+		bool go = true;
+
+		atomic_add_return_relaxed(pd->readers_sleeping, 1);
+		n = epoll_wait(ep, ev, 3, -1);
+		atomic_sub_return_relaxed(pd->readers_sleeping, 1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			log_err("poll /dev/fuse: %m");
+			log_err("epoll_wait: %m");
 			return false;
 		}
-		if (pfd[1].revents)
-			return false;
-		if (pfd[2].revents) {
+		for (int i = 0; i < n; i++) {
 			uint64_t v;
 
+			if (ev[i].data.fd == pd->quit_pipe[0])
+				go = false;
 			/* Budget freed with requests parked: whoever reads the count submits them. */
-			if (read(pd->kick_fd, &v, sizeof(v)) == sizeof(v))
+			else if (ev[i].data.fd == pd->kick_fd &&
+				 read(pd->kick_fd, &v, sizeof(v)) == sizeof(v))
 				pd_data_unpark(pd);
 		}
-		return true; /* readable, or an error the next read reports */
+		return go; /* readable, or an error the next read reports */
 	}
 }
 
 static void *pd_fuse_thread(void *arg)
 {
-	struct pd *pd = arg;
+	struct pd_fuse_thread *th = arg;
+	struct pd *pd = th->pd;
 	struct fuse_session *se = pd->se;
 	struct fuse_buf fbuf = { .mem = NULL };
 	int fd = pd->fuse_fd;
+	bool woken = false, wait_first;
 
 	pthread_setname_np(pthread_self(), "plugdisk-fuse");
 	ctrl_set_thread_inline(pd_may_run_inline, pd);
@@ -119,14 +166,26 @@ static void *pd_fuse_thread(void *arg)
 				break;
 			}
 		}
+		/* Just done with a request while another thread sleeps for want of one: nothing
+		 * was pending when it slept, and the next request wakes it, so this thread sleeps
+		 * too, without a read that would mostly find EAGAIN (epoll is level-triggered: a
+		 * request already there ends the wait at once). Under load no thread sleeps and
+		 * each reads straight on. After a wait, a thread always reads. */
+		wait_first = !woken && READ_ONCE(pd->readers_sleeping) != 0;
+		woken = false;
 		atomic_add_return_relaxed(pd->readers_waiting, 1);
+		if (wait_first && !pd_fuse_wait(pd, th->epoll_fd)) {
+			atomic_sub_return_relaxed(pd->readers_waiting, 1);
+			break;
+		}
 		res = fuse_session_receive_buf(se, &fbuf);
 		if (res == -EAGAIN) {
-			bool go = pd_fuse_wait(pd);
+			bool go = pd_fuse_wait(pd, th->epoll_fd);
 
 			atomic_sub_return_relaxed(pd->readers_waiting, 1);
 			if (!go)
 				break;
+			woken = true;
 			continue;
 		}
 		atomic_sub_return_relaxed(pd->readers_waiting, 1);
@@ -181,10 +240,19 @@ int pd_fuse_start(struct pd *pd)
 	/* Set before the threads start, which read it (the data budget's parking rule). */
 	pd->nr_threads = want;
 	for (unsigned int i = 0; i < want; i++) {
-		int err = pthread_create(&pd->threads[i], NULL, pd_fuse_thread, pd);
+		struct pd_fuse_thread *th = &pd->threads[i];
+		int err;
 
+		th->pd = pd;
+		th->epoll_fd = pd_fuse_epoll_new(pd);
+		if (th->epoll_fd < 0) {
+			pd->nr_threads = i;
+			return th->epoll_fd;
+		}
+		err = pthread_create(&th->tid, NULL, pd_fuse_thread, th);
 		if (err) {
 			log_err("pthread_create (fuse): %s", strerror(err));
+			close(th->epoll_fd);
 			pd->nr_threads = i;
 			return -err;
 		}
@@ -201,8 +269,10 @@ void pd_fuse_join(struct pd *pd)
 		while (write(pd->quit_pipe[1], &c, 1) < 0 && errno == EINTR)
 			;
 	}
-	for (unsigned int i = 0; i < pd->nr_threads; i++)
-		pthread_join(pd->threads[i], NULL);
+	for (unsigned int i = 0; i < pd->nr_threads; i++) {
+		pthread_join(pd->threads[i].tid, NULL);
+		close(pd->threads[i].epoll_fd);
+	}
 	/* The io_uring queues' threads receive requests too. */
 	pd_uring_stop(pd);
 	free(pd->threads);
