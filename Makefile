@@ -65,7 +65,7 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format static
+.PHONY: all deps print-deps run check unit mount clean install uninstall bench crash soak powercut format static
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -82,7 +82,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
-	coreutils groff-base man-db jq cppcheck clang-tools sqlite3
+	coreutils groff-base man-db jq cppcheck clang-tools sqlite3 xfsprogs strace iproute2
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -92,6 +92,10 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+
+# The packages, one per line (tests/self/deps-installed.sh checks them against the tests).
+print-deps:
+	@printf '%s\n' $(DEB_PACKAGES)
 
 MNT ?= mnt
 run: deps all
@@ -117,7 +121,7 @@ $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
 
 # Mount tests: small scripts, one behaviour each, sharing tests/lib.sh.
 MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
-	tests/stress/*.sh))
+	tests/stress/*.sh tests/self/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)
 # ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, the
