@@ -14,7 +14,8 @@ xargs apt-cache depends --no-recommends --no-suggests --no-enhances <"$T/deps" 2
 	awk '$1 ~ /Depends:$/ {gsub(/[<>]/, "", $2); print $2}' >>"$T/deps"
 
 # The commands: the arguments of require_cmd and of command -v in the tests, names only.
-grep -rhoE '(require_cmd|command -v)( +[A-Za-z0-9._+-]+)+' "$TOP/tests" --include='*.sh' |
+grep -rhE '(require_cmd|command -v) ' "$TOP/tests" --include='*.sh' | grep -vE '^[[:space:]]*#' |
+	grep -oE '(require_cmd|command -v)( +[A-Za-z0-9._+-]+)+' |
 	sed -E 's/^(require_cmd|command -v)//' | tr ' ' '\n' | grep -E '^[A-Za-z0-9._+-]+$' |
 	sort -u >"$T/cmds"
 n=$(wc -l <"$T/cmds")
