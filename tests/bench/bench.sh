@@ -367,10 +367,10 @@ md() { printf '%s\n' "$@" | tee -a "$RESULTS"; }
 
 # ---- Section: the comparison -----------------------------------------------------------------
 
-WL=(ddw ddr rw4k rr4k sw4k ext4)
-WL_UNIT=(mbs mbs iops iops mbs ops)
+WL=(ddw ddr rw4k rr4k rr4k1 sw4k ext4)
+WL_UNIT=(mbs mbs iops iops iops mbs ops)
 WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k IOPS"
-	"seq write 4k MB/s" "ext4 small files ops/s")
+	"randread 4k QD1 IOPS" "seq write 4k MB/s" "ext4 small files ops/s")
 declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
 	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults, classic /dev/fuse)"
 	[pdu]="plugdisk (defaults, FUSE over io_uring)"
@@ -479,17 +479,19 @@ phase_dd() {
 	done
 }
 
-# The loop-device workloads: fio's --rw and the JSON expression of the figure.
-declare -A FIO_RW=([rw4k]=randwrite [rr4k]=randread [sw4k]=write)
+# The loop-device workloads: fio's --rw, its queue depth and the JSON expression of the figure.
+# At QD1 a request's round trip is all there is: the receive threads' wakeups show.
+declare -A FIO_RW=([rw4k]=randwrite [rr4k]=randread [rr4k1]=randread [sw4k]=write)
+declare -A FIO_QD=([rw4k]=32 [rr4k]=32 [rr4k1]=1 [sw4k]=32)
 declare -A FIO_JQ=([rw4k]='.jobs[0].write.iops' [rr4k]='.jobs[0].read.iops'
-	[sw4k]='.jobs[0].write.bw_bytes / 1e6')
+	[rr4k1]='.jobs[0].read.iops' [sw4k]='.jobs[0].write.bw_bytes / 1e6')
 
 # fio_loop TARGET WORKLOAD: the workload on the target's loop device.
 fio_loop() {
 	local j=$W/fio.json
 	[ -n "${C_DEV[$1]:-}" ] &&
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="${C_DEV[$1]}" --rw="${FIO_RW[$2]}" \
-			--bs=4k --iodepth=32 &&
+			--bs=4k --iodepth="${FIO_QD[$2]}" &&
 		jqn "$j" "${FIO_JQ[$2]}"
 }
 
@@ -500,7 +502,9 @@ phase_fio() {
 		echo 2 >"/sys/block/$(basename "${C_DEV[$t]}")/queue/nomerges" 2>/dev/null || true
 	done
 	for rep in $(seq "$ROUNDS"); do
-		for wl in rw4k rr4k sw4k; do cmp_round "$rep" "$wl" "${FIO_RW[$wl]} 4k" fio_loop "$wl"; done
+		for wl in rw4k rr4k rr4k1 sw4k; do
+			cmp_round "$rep" "$wl" "${FIO_RW[$wl]} 4k QD${FIO_QD[$wl]}" fio_loop "$wl"
+		done
 	done
 	cmp_unloop
 }
@@ -597,7 +601,7 @@ section_compare() {
 	done
 	md "" "dd: 1 MiB blocks over the whole ${SIZE_MB} MiB disk, caches dropped before each;" \
 		"write ends with fdatasync; a round's figure is the rate over $DD_PASSES pass(es)." \
-		"fio: through \`losetup --direct-io=on\` (loop nomerges=2), libaio, iodepth 32, ${RT} s." \
+		"fio: through \`losetup --direct-io=on\` (loop nomerges=2), libaio, iodepth 32 (1 for the QD1 column), ${RT} s." \
 		"ext4: mkfs.ext4 on the same kind of loop device, fio with" \
 		"4 jobs × 256 files of 4-64 KiB, random 4 KiB reads and writes, fsync every 8 writes" \
 		"(one filesystem per target for all rounds). All targets stay mounted side by side, each" \
