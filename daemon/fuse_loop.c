@@ -141,7 +141,6 @@ static void *pd_fuse_thread(void *arg)
 	int fd = pd->fuse_fd;
 	bool woken = false, wait_first;
 
-	pthread_setname_np(pthread_self(), "plugdisk-fuse");
 	ctrl_set_thread_inline(pd_may_run_inline, pd);
 	pd_data_set_rxbuf(&fbuf);
 	while (!fuse_session_exited(se)) {
@@ -256,6 +255,8 @@ int pd_fuse_start(struct pd *pd)
 			pd->nr_threads = i;
 			return -err;
 		}
+		/* Named here, not by the thread: named once this returns, before the mount. */
+		pthread_setname_np(th->tid, "plugdisk-fuse");
 	}
 	return 0;
 }

@@ -16,6 +16,9 @@ receive_threads() {
 	done
 }
 
+# has_receive_threads N: whether the daemon has (named) N receive threads or more.
+has_receive_threads() { [ "$(receive_threads "$PD_PID" | wc -l)" -ge "$1" ]; }
+
 # ring_threads PID: TIDs of the daemon's FUSE io_uring queue threads.
 ring_threads() {
 	local d
@@ -44,6 +47,8 @@ verify_load() {
 
 for n in 1 8; do
 	pd_start -s 32M --set mount.threads=$n
+	# The mount answers once one thread reads: the others may still be starting.
+	true_within 5 has_receive_threads "$n" || true
 	assert_eq "$(receive_threads "$PD_PID" | wc -l)" "$n" "receive threads with mount.threads=$n"
 	verify_load
 	if [ "$PLUGDISK_TRANSPORT" = io_uring ]; then
@@ -69,5 +74,6 @@ done
 
 # The default is documented as 2.
 pd_start -s 16M
+true_within 5 has_receive_threads 2 || true
 assert_eq "$(receive_threads "$PD_PID" | wc -l)" 2 "receive threads by default"
 pd_stop
