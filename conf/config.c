@@ -93,6 +93,18 @@ static int key_err(struct conf_load *ld, const struct origin *o, const char *key
 	return ret;
 }
 
+/* "ORIGIN: NAME: unknown key", with the nearest key or group when one is close. */
+static int unknown_key(struct conf_load *ld, const struct origin *o, const char *name,
+		       const char *more)
+{
+	char buf[128];
+	const char *near = conf_key_nearest(ld->tabs, name, strlen(name), buf, sizeof(buf));
+
+	if (near)
+		return key_err(ld, o, name, -EINVAL, "unknown key (did you mean %s?)", near);
+	return key_err(ld, o, name, -EINVAL, "unknown key%s", more);
+}
+
 /* --- storing values ------------------------------------------------------------------ */
 
 static void set_origin(struct conf_load *ld, const struct conf_key *k, const struct origin *o)
@@ -330,7 +342,7 @@ static int load_setting(struct conf_load *ld, const config_setting_t *s, const c
 	if (ret)
 		return ret;
 	if (!k)
-		return key_err(ld, &o, full, -EINVAL, "unknown key");
+		return unknown_key(ld, &o, full, "");
 	if ((k->flags & CONF_FIRST) && !ld->first_pass)
 		return 0;	/* applied already */
 
@@ -384,8 +396,12 @@ static int load_top(struct conf_load *ld, const config_setting_t *g)
 		if (ret)
 			return ret;
 		conf_group_list(ld->tabs, groups, sizeof(groups));
-		if (!known)
-			return key_err(ld, &o, gname, -EINVAL, "unknown key (groups are %s)", groups);
+		if (!known) {
+			char more[300];
+
+			snprintf(more, sizeof(more), " (groups are %s)", groups);
+			return unknown_key(ld, &o, gname, more);
+		}
 		return key_err(ld, &o, gname, -EINVAL, "expected a group { ... }, got %s",
 			       type_name(config_setting_type(g)));
 	}
@@ -489,7 +505,7 @@ static int split_set(struct conf_load *ld, const struct origin *o, const char *s
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - set), set);
 	*kp = conf_key_find(ld->tabs, set, (size_t)(eq - set), NULL);
 	if (!*kp)
-		return key_err(ld, o, name, -EINVAL, "unknown key");
+		return unknown_key(ld, o, name, "");
 	*valp = eq + 1;
 	return 0;
 }
@@ -504,7 +520,7 @@ static int apply_arg(struct conf_load *ld, const struct conf_arg *a)
 	if (a->key) {
 		k = conf_key_find(ld->tabs, a->key, strlen(a->key), NULL);
 		if (!k)
-			return key_err(ld, &o, a->key, -EINVAL, "unknown key");
+			return unknown_key(ld, &o, a->key, "");
 	} else {
 		int ret = split_set(ld, &o, a->arg, &k, &val);
 

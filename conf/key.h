@@ -151,6 +151,12 @@ int conf_check_not_above(struct conf_load *ld, const char *a, const char *b);
 const struct conf_key *conf_key_find(const struct conf_table *const *tabs, const char *name,
 				     size_t len, size_t *index);
 
+/* The key or group of @tabs nearest to the unknown @name (@len bytes), for "did you mean":
+ * a key, a key without its group, or a group, with at most one letter in four wrong (one
+ * in a short name); or NULL. A group is written into @buf (@buflen). */
+const char *conf_key_nearest(const struct conf_table *const *tabs, const char *name,
+			     size_t len, char *buf, size_t buflen);
+
 /* How many keys @tabs hold. */
 size_t conf_key_count(const struct conf_table *const *tabs);
 

@@ -103,4 +103,10 @@ struct nbd_uri {
 /* Parse @uri. Returns 0, or -EINVAL with a one-line reason in @err. */
 int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err, size_t errlen);
 
+/* Check disk.image @image before anything opens it: an NBD URI must parse, and a string that
+ * starts like a URI of another scheme ("http://", "NBD://", "nbd:/x") is refused rather than
+ * taken as a path (write "./http:/x" for such a file). 0, or -EINVAL with a one-line reason
+ * in @err; a path is otherwise checked when it is opened. */
+int backend_image_check(const char *image, char *err, size_t errlen);
+
 #endif

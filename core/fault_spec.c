@@ -374,8 +374,14 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 				BAD("len: expected bytes > 0 with an optional K/M/G/T (got \"%s\")", val);
 		} else if (!strcmp(key, "error")) {
 			NEED_VAL();
+			if (!strcasecmp(val, "ENOSYS") ||
+			    (isdigit((unsigned char)*val) && atoi(val) == ENOSYS))
+				BAD("error=%s: refused: the kernel's FUSE client takes ENOSYS as "
+				    "\"not implemented\" and would never send that request (fsync, "
+				    "fallocate, ...) again for the whole mount; use EIO or EOPNOTSUPP",
+				    val);
 			if (fault_parse_errno(val, &spec->error))
-				BAD("error: unknown errno \"%s\" (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
+				BAD("error=%s: unknown errno (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
 			has_error = true;
 		} else if (!strcmp(key, "lie")) {
 			if (val)

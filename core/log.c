@@ -34,7 +34,9 @@ void log_also_stderr(bool on)
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	static const char *const tag[] = { "error: ", "warning: ", "", "debug: " };
+	/* An error reads "plugdisk: what failed", the way the start's own messages do; the
+	 * other levels say what they are. */
+	static const char *const tag[] = { "", "warning: ", "", "debug: " };
 	int saved = errno;
 	char buf[1024];
 	va_list ap;

@@ -39,7 +39,9 @@ int pd_ctl_main(int argc, char **argv)
 			"Usage: plugdisk ctl MOUNTPOINT [COMMAND...]\n"
 			"Write COMMAND to MOUNTPOINT/control and print its answer; with no COMMAND,\n"
 			"print the control file's listing. 'plugdisk ctl MOUNTPOINT help' lists the\n"
-			"commands.\n");
+			"commands.\n"
+			"Exit status: 0 ok, 1 the command failed, 2 usage error, 4 MOUNTPOINT is not\n"
+			"a plugdisk mount.\n");
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/control", argv[1]) >= sizeof(path)) {
@@ -48,7 +50,21 @@ int pd_ctl_main(int argc, char **argv)
 	}
 	fd = open(path, argc > 2 ? O_RDWR : O_RDONLY);
 	if (fd < 0) {
-		fprintf(stderr, "plugdisk ctl: %s: %s\n", path, strerror(errno));
+		int e = errno;
+
+		/* No control file: the directory is not (or no longer) a plugdisk mount. Its own
+		 * status, so that a script can tell it from a refused command. */
+		if (e == ENOENT || e == ENOTDIR) {
+			fprintf(stderr, "plugdisk ctl: %s is not a plugdisk mount (no %s)\n",
+				argv[1], path);
+			return EXIT_MOUNT;
+		}
+		if (e == ENOTCONN) {
+			fprintf(stderr, "plugdisk ctl: %s: the plugdisk daemon of this mount has "
+					"exited (unmount it with fusermount3 -u)\n", argv[1]);
+			return EXIT_MOUNT;
+		}
+		fprintf(stderr, "plugdisk ctl: %s: %s\n", path, strerror(e));
 		return EXIT_RUNTIME;
 	}
 	if (argc == 2) {

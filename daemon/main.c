@@ -267,6 +267,7 @@ int main(int argc, char **argv)
 		return pd_ctl_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
+	argv[0] = (char *)"plugdisk";	/* getopt's messages start with it, not with a path */
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
 		return ret;
@@ -357,7 +358,7 @@ int main(int argc, char **argv)
 		ret = backend_nbd_open(&pd->be, pd->cfg.disk_image, &pd->cfg.backend,
 				       pd->cfg.disk_size, err, sizeof(err));
 		if (ret) {
-			log_err("%s", err);
+			log_err("disk.image %s", err);
 			ret = EXIT_IMAGE;
 			goto fail;
 		}

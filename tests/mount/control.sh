@@ -66,5 +66,11 @@ assert_eq "$(grep -v '^#' "$MNT/control" | tr '\n' ' ')" "start unplug thaw " "l
 grep -q '^freeze' "$T/help" || fail "help does not list freeze"
 expect_exit 1 "$PLUGDISK" ctl "$MNT" frobnicate
 grep -q "unknown command 'frobnicate'" "$T/out" || fail "ctl did not print the reason"
+# A directory that is not a plugdisk mount: said so, with status 4, for reads and commands.
+mkdir "$T/plain"
+expect_exit 4 "$PLUGDISK" ctl "$T/plain"
+grep -q "^plugdisk ctl: $T/plain is not a plugdisk mount" "$T/out" || fail "ctl on a plain directory: $(cat "$T/out")"
+expect_exit 4 "$PLUGDISK" ctl "$T/plain" stop
+grep -q "not a plugdisk mount" "$T/out" || fail "ctl stop on a plain directory: $(cat "$T/out")"
 assert_identities
 pd_stop

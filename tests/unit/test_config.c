@@ -215,16 +215,18 @@ END_TEST
 START_TEST(test_unknown_key_names_file_line_key)
 {
 	expect_file_error("queue = {\n\tplug = true;\n\tnomerge = 1;\n};\n",
-			  "3: queue.nomerge: unknown key");
+			  "3: queue.nomerge: unknown key (did you mean queue.nomerges?)");
 }
 END_TEST
 
 START_TEST(test_unknown_group_and_top_level_scalar)
 {
 	expect_file_error("\nqueu = { nomerges = 1; };\n",
-			  "2: queu: unknown key (groups are disk, mount, queue, controller, backend, cache)");
+			  "2: queu: unknown key (did you mean queue?)");
 	expect_file_error("nomerges = 1;\n",
-			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, backend, cache)");
+			  "1: nomerges: unknown key (did you mean queue.nomerges?)");
+	expect_file_error("xyzzy = 1;\n",
+			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
 }
@@ -442,7 +444,11 @@ END_TEST
 
 START_TEST(test_set_unknown_key)
 {
-	expect_set_error("queue.nomerge=1", "--set queue.nomerge=1: queue.nomerge: unknown key");
+	expect_set_error("queue.nomerge=1",
+			 "--set queue.nomerge=1: queue.nomerge: unknown key (did you mean queue.nomerges?)");
+	expect_set_error("controler.latecy_us=1", "--set controler.latecy_us=1: controler.latecy_us: "
+			 "unknown key (did you mean controller.latency_us?)");
+	expect_set_error("xyzzy=1", "--set xyzzy=1: xyzzy: unknown key");
 	expect_set_error("queue=1", "--set queue=1: queue: unknown key");
 }
 END_TEST
@@ -631,7 +637,7 @@ END_TEST
 START_TEST(test_faults_refused)
 {
 	expect_file_error("faults = ( \"error=EIO\",\n \"op=write error=EBOGUS\" );\n",
-			  "2: faults[1]: error: unknown errno \"EBOGUS\" (EIO, ENOSPC, ETIMEDOUT, "
+			  "2: faults[1]: error=EBOGUS: unknown errno (EIO, ENOSPC, ETIMEDOUT, "
 			  "EROFS, ...)");
 	expect_file_error("faults = ( 5 );\n", "1: faults[0]: expected a string, got an integer");
 	expect_file_error("faults = \"error=EIO\";\n",
