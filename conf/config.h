@@ -107,7 +107,7 @@ struct conf_arg {
 int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
 		   struct pd_config *out, char *err, size_t errlen);
 
-/* Parse "4096", "4K", "1M", "2G", "1T" (binary multiples) into bytes. 0 or -EINVAL/-ERANGE. */
+/* Parse a size, "4096", "4K", "1.5GiB", "1GB" (core/units.h) into bytes. 0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
 
 /* Refuse @file for a daemon running as @euid if it cannot be read or is unsafe: it must open,

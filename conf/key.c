@@ -219,10 +219,10 @@ void conf_num_put(struct pd_config *c, const struct conf_key *k, uint64_t v)
 /* "1G" when @v is an exact multiple of a binary unit, else the plain number. */
 static const char *size_str(uint64_t v, char *buf, size_t len)
 {
-	static const char units[] = "KMGT";
+	static const char units[] = "KMGTPE";
 	int u = -1;
 
-	while (v && u < 3 && !(v & 1023)) {
+	while (v && u < 5 && !(v & 1023)) {
 		v >>= 10;
 		u++;
 	}

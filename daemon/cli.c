@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
 		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing),\n"
 		"                         or an NBD URI: nbd://HOST/EXPORT, nbd+unix:///?socket=PATH\n"
-		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
+		"  -s, --size SIZE        disk size: 1G, 1.5GiB, 1P (disk.size)\n"
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"

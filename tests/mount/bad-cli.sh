@@ -133,6 +133,21 @@ kill -0 "$first" || fail "the first daemon died"
 pd_stop "$first"
 unchanged "after the first daemon stopped"
 
+# Sizes, durations and words as people write them; --dump-config prints what they mean.
+expect_exit 0 "$PLUGDISK" --dump-config -i "$T/new.img" -s 1.5G --set controller.latency_us=2ms \
+	--set "controller.read_latency_us=1.5 ms" --set cache.flush=honor \
+	--set controller.bandwidth=100MB/s --set queue.max_request_size=1MiB
+for want in 'size = "1536M";' 'latency_us = 2000;' 'read_latency_us = 1500;' \
+	'flush = "honour";' 'bandwidth = 100000000;' 'max_request_size = "1M";'; do
+	grep -qF "	$want" "$T/out" || { cat "$T/out" >&2; fail "--dump-config lacks '$want'"; }
+done
+case_ 2 "a duration not whole" "controller\.latency_us: \"1500ns\" is not a whole number of microseconds" \
+	-f -i "$T/img" --set controller.latency_us=1500ns "$MNT"
+case_ 2 "a fraction of a byte" "^plugdisk: -s 0\.3K: disk\.size: not a size" -f -i "$T/new.img" -s 0.3K "$MNT"
+case_ 2 "size 0 reads cleanly" "^plugdisk: -s 0: disk\.size: must be between 512 and 1E \(got 0\)$" \
+	-f -i "$T/new.img" -s 0 "$MNT"
+[ -e "$T/new.img" ] && fail "an image was created by --dump-config or a refused size"
+
 # --help and --version succeed.
 expect_exit 0 "$PLUGDISK" --help
 grep -q "MOUNTPOINT" "$T/out" || fail "--help shows no usage"
