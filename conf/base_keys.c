@@ -18,6 +18,8 @@ static const struct conf_key disk_keys[] = {
 		 "bytes (\"1G\", \"1.5GiB\", \"1P\"), multiple of 512"),
 	CONF_KEY("disk.name", CONF_STRING, disk_name, 1, 64, 0, CONF_NAME_CHARS,
 		 "name shown in stats and logs: [A-Za-z0-9._-]"),
+	CONF_KEY("disk.read_only", CONF_BOOL, disk_read_only, 0, 1, 0, 0,
+		 "writes fail with EROFS; a file image is opened read-only and must exist"),
 };
 
 static void disk_defaults(struct pd_config *c)

@@ -55,6 +55,7 @@ struct pd_config {
 	uint64_t disk_size;	/* disk.size: bytes, multiple of 512 */
 	bool disk_size_given;	/* disk.size came from the file or --set, not the default */
 	char *disk_name;	/* disk.name: shown in stats and logs */
+	bool disk_read_only;	/* disk.read_only: writes fail with EROFS, the image is not written */
 	char *mount_point;	/* mount.point: "" = none (CLI gives it) */
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
