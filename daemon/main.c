@@ -316,6 +316,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (cli.dump) {
+		uint64_t size;
+
+		/* The size in force: an existing image keeps its own unless one is asked for,
+		 * so that the output, fed back, describes the same disk. */
+		if (!pd->cfg.disk_size_given && !backend_uri_is_nbd(pd->cfg.disk_image) &&
+		    !pd_image_size(pd->cfg.disk_image, &size) && size)
+			pd->cfg.disk_size = size;
 		conf_print(&pd->cfg, stdout);
 		return EXIT_OK;
 	}
