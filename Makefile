@@ -82,7 +82,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
-	coreutils groff-base man-db jq cppcheck clang-tools sqlite3
+	coreutils groff-base man-db jq cppcheck clang-tools sqlite3 python3-prometheus-client
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \

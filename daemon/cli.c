@@ -19,6 +19,7 @@ static void usage(FILE *f)
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
 		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+		"       plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]\n"
 		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"

@@ -289,6 +289,8 @@ int main(int argc, char **argv)
 		return pd_top_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return pd_stats_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
 	argv[0] = (char *)"plugdisk";	/* getopt's messages start with it, not with a path */
