@@ -17,7 +17,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
-		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"       plugdisk top MOUNTPOINT [INTERVAL [COUNT]] [--once|--batch]\n"
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
 		"       plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]\n"
 		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
