@@ -116,7 +116,7 @@ $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm
 
 # Mount tests: small scripts, one behaviour each, sharing tests/lib.sh.
-MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
+MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/shell/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
 	tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)

@@ -117,6 +117,10 @@ int conf_parse_size(const char *s, uint64_t *out);
  * @includes. 0, -EPERM, -EINVAL (not a regular file) or -errno (open, fstat). */
 int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen);
 
+/* Print every key, one a line: "NAME TYPE [WORD...]", TYPE one of bool, integer, size,
+ * string, enum, with the words a bool or an enum takes (--list-keys, shell completion). */
+void conf_list_keys(void *FILE_stream);
+
 /* Print every key with its current value in libconfig syntax (for --dump-config / docs). */
 void conf_print(const struct pd_config *c, void *FILE_stream);
 

@@ -433,6 +433,25 @@ void conf_print_of(const struct conf_table *const *tabs, const struct pd_config 
 	}
 }
 
+void conf_list_keys(void *FILE_stream)
+{
+	static const char *const type_name[] = {
+		[CONF_BOOL] = "bool", [CONF_U32] = "integer", [CONF_U64] = "integer",
+		[CONF_SIZE] = "size", [CONF_STRING] = "string", [CONF_ENUM] = "enum",
+		[CONF_CUSTOM] = "string",
+	};
+	FILE *f = FILE_stream;
+
+	for_each_key(conf_tables, t, k) {
+		fprintf(f, "%s %s", k->name, type_name[k->type]);
+		if (k->type == CONF_BOOL)
+			fputs(" true false", f);
+		for (size_t i = 0; k->type == CONF_ENUM && k->names[i]; i++)
+			fprintf(f, " %s", k->names[i]);
+		fputc('\n', f);
+	}
+}
+
 void conf_print(const struct pd_config *c, void *FILE_stream)
 {
 	conf_print_of(conf_tables, c, FILE_stream);

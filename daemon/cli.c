@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
 		"      --profile NAME     emulate a named device (profile); keys you set win\n"
 		"      --list-profiles    print the device profiles with their sources and exit\n"
+		"      --list-keys        print every configuration key, its type and words, and exit\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
@@ -48,7 +49,10 @@ static void usage(FILE *f)
 		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
 }
 
-enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE };
+enum {
+	OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE,
+	OPT_LIST_KEYS,
+};
 
 /* --log-level's words, in enum log_level's order, and their other spellings. */
 static int parse_log_level(const char *s)
@@ -119,6 +123,7 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
+		{ "list-keys", no_argument, NULL, OPT_LIST_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -186,6 +191,9 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 			break;
 		case OPT_LIST_PROFILES:
 			conf_profile_list(stdout);
+			return EXIT_OK;
+		case OPT_LIST_KEYS:
+			conf_list_keys(stdout);
 			return EXIT_OK;
 		case 'h':
 			usage(stdout);
