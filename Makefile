@@ -65,7 +65,7 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format static
+.PHONY: all deps deps-run run check unit mount clean install uninstall bench crash soak powercut format static
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -84,8 +84,13 @@ DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev chec
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
 	coreutils groff-base man-db jq cppcheck clang-tools sqlite3 python3-prometheus-client
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# What building and running the daemon needs ('make run'). 'deps' installs it too, with
+# DEB_PACKAGES: always a superset.
+DEB_RUN_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev libsystemd-dev \
+	liburing-dev libnbd-dev
+
+# $(call deb_install,PACKAGES): apt-get install those of PACKAGES that are missing.
+deb_install = @missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -93,8 +98,14 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+deps-run:
+	$(call deb_install,$(DEB_RUN_PACKAGES))
+
+deps:
+	$(call deb_install,$(sort $(DEB_RUN_PACKAGES) $(DEB_PACKAGES)))
+
 MNT ?= mnt
-run: deps all
+run: deps-run $(B)/plugdisk
 	@mkdir -p $(MNT)
 	$(B)/plugdisk -f $(RUN_ARGS) $(MNT)
 
