@@ -15,6 +15,7 @@
 #include "core/cache.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/units.h"
 #include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
 
@@ -135,6 +136,17 @@ static int arg_u64(const char *arg, const char *key, uint64_t *v, struct ctl_out
 
 	if (strncmp(arg, key, kl) || arg[kl] != '=')
 		return 1; /* not this key */
+	/* after_ms=2s, as a config key named _ms takes it (core/units.h) */
+	if (!strcmp(key, "after_ms") && !units_is_bare(p)) {
+		uint64_t ns;
+
+		if (units_parse_duration(p, NSEC_PER_MSEC, &ns) || ns % NSEC_PER_MSEC) {
+			ctl_printf(out, "%s: not a whole number of milliseconds: %s\n", key, p);
+			return -EINVAL;
+		}
+		*v = ns / NSEC_PER_MSEC;
+		return 0;
+	}
 	ret = conf_parse_u64_whole(p, v);
 	if (ret == -ERANGE) {
 		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);

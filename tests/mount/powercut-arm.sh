@@ -23,6 +23,11 @@ assert_eq "$(armed)" "$ans" "listing after random=100"
 assert_eq "$(ctl $ans)" "$ans" "the answer written back"
 ans=$(ctl powercut arm after_ms=600000)
 [[ $ans =~ ^powercut\ arm\ after_ms=(599[0-9]{3}|600000)$ ]] || fail "answer to after_ms: '$ans'"
+# after_ms takes a duration, as the _ms keys do.
+ans=$(ctl powercut arm after_ms=10min)
+[[ $ans =~ ^powercut\ arm\ after_ms=(599[0-9]{3}|600000)$ ]] || fail "answer to after_ms=10min: '$ans'"
+ctl powercut arm after_ms=1.5us >"$T/out" 2>&1 && fail "after_ms=1.5us accepted"
+grep -q "not a whole number of milliseconds" "$T/out" || fail "after_ms=1.5us: $(cat "$T/out")"
 assert_eq "$(ctl powercut disarm)" "" "disarm answers nothing"
 assert_eq "$(armed)" "powercut disarm" "listing after disarm"
 # A refused arm answers why and arms nothing.
