@@ -20,9 +20,11 @@ dd if="$MNT/disk" of=/dev/null bs=4K count=5 iflag=direct status=none || fail "d
 # text: the stats file itself.
 "$PLUGDISK" stats "$MNT" >"$T/text" || fail "stats (text)"
 "$PLUGDISK" stats "$MNT" --format=text >"$T/text2" || fail "--format=text"
-diff <(grep -v snapshot_us "$T/text") <(grep -v snapshot_us "$MNT/stats") >&2 ||
-	fail "the text differs from the stats file"
-diff <(grep -v snapshot_us "$T/text") <(grep -v snapshot_us "$T/text2") >&2 || fail "--format=text differs"
+# (The request counters of the transport move with each read: compare names, and values of
+# the disk's own I/O.)
+firsts() { awk '{ print $1, ($1 ~ /^(write|read)_(bios|bytes)$/ ? $2 : "") }' "$1"; }
+diff <(firsts "$T/text") <(firsts "$MNT/stats") >&2 || fail "the text differs from the stats file"
+diff <(firsts "$T/text") <(firsts "$T/text2") >&2 || fail "--format=text differs"
 names=$(awk '!/^#/ && NF == 2' "$T/text" | wc -l)
 
 # JSON.
