@@ -65,7 +65,7 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps print-deps run check unit mount clean install uninstall bench crash soak powercut format static
+.PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak powercut format static
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -82,10 +82,16 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 # Debian packages the build, the tests and the benchmarks need.
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils procps psmisc kmod \
-	coreutils groff-base man-db jq cppcheck clang-tools sqlite3 xfsprogs strace iproute2
+	coreutils groff-base man-db jq cppcheck clang-tools sqlite3 python3-prometheus-client xfsprogs \
+	strace iproute2
 
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+# What building and running the daemon needs ('make run'). 'deps' installs it too, with
+# DEB_PACKAGES: always a superset.
+DEB_RUN_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev libsystemd-dev \
+	liburing-dev libnbd-dev
+
+# $(call deb_install,PACKAGES): apt-get install those of PACKAGES that are missing.
+deb_install = @missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -93,12 +99,19 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-# The packages, one per line (tests/self/deps-installed.sh checks them against the tests).
+deps-run:
+	$(call deb_install,$(DEB_RUN_PACKAGES))
+
+deps:
+	$(call deb_install,$(sort $(DEB_RUN_PACKAGES) $(DEB_PACKAGES)))
+
+# The packages 'deps' installs, one per line (tests/shell/deps-installed.sh checks them
+# against the tests).
 print-deps:
-	@printf '%s\n' $(DEB_PACKAGES)
+	@printf '%s\n' $(sort $(DEB_RUN_PACKAGES) $(DEB_PACKAGES))
 
 MNT ?= mnt
-run: deps all
+run: deps-run $(B)/plugdisk
 	@mkdir -p $(MNT)
 	$(B)/plugdisk -f $(RUN_ARGS) $(MNT)
 
@@ -120,8 +133,8 @@ $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm
 
 # Mount tests: small scripts, one behaviour each, sharing tests/lib.sh.
-MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/systemd/test-*.sh tests/crash/check-*.sh \
-	tests/stress/*.sh tests/self/*.sh))
+MOUNT_TESTS := $(sort $(wildcard tests/mount/*.sh tests/shell/*.sh tests/systemd/test-*.sh \
+	tests/crash/check-*.sh tests/stress/*.sh))
 # TESTS=... runs a subset, e.g. make check TESTS="tests/mount/dd.sh"
 ifeq ($(TSAN),1)
 # ThreadSanitizer: the unit suites, one mount test that drives every thread of the daemon, the

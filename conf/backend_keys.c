@@ -3,7 +3,6 @@
  * backend.timeout_ms, backend.structured_replies), and the check that an NBD URI in
  * disk.image is well formed. */
 #include <errno.h>
-#include <stdlib.h>
 
 #include "conf/key.h"
 #include "core/backend.h"
@@ -23,22 +22,18 @@ static void backend_defaults(struct pd_config *c)
 	backend_params_default(&c->backend);
 }
 
-/* disk.image: an NBD URI must parse (a path is checked when it is opened). */
+/* disk.image: an NBD URI must parse, and no other scheme is taken for a path (a path is
+ * checked when it is opened). */
 static int backend_validate(struct conf_load *ld, const struct pd_config *c)
 {
-	struct nbd_uri *u;
-	char why[256];
-	int ret = 0;
+	char why[512];
+	int ret = backend_image_check(c->disk_image, why, sizeof(why));
 
-	if (!backend_uri_is_nbd(c->disk_image))
-		return 0;
-	u = malloc(sizeof(*u));
-	if (!u)
-		return -ENOMEM;
-	if (nbd_uri_parse(c->disk_image, u, why, sizeof(why)) < 0)
-		ret = conf_reject(ld, "disk.image", "bad NBD URI \"%s\": %s", c->disk_image, why);
-	free(u);
-	return ret;
+	if (ret && backend_uri_is_nbd(c->disk_image))
+		return conf_reject(ld, "disk.image", "bad NBD URI \"%s\": %s", c->disk_image, why);
+	if (ret)
+		return conf_reject(ld, "disk.image", "%s", why);
+	return 0;
 }
 
 const struct conf_table conf_backend_table =

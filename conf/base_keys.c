@@ -15,9 +15,11 @@ static const struct conf_key disk_keys[] = {
 	CONF_KEY("disk.image", CONF_STRING, disk_image, 1, PATH_LEN, 0, 0,
 		 "path of the backing image; created sparse if missing"),
 	CONF_KEY("disk.size", CONF_SIZE, disk_size, 512, 1ull << 60, 512, 0,
-		 "bytes (K/M/G/T suffixes), multiple of 512"),
+		 "bytes (\"1G\", \"1.5GiB\", \"1P\"), multiple of 512"),
 	CONF_KEY("disk.name", CONF_STRING, disk_name, 1, 64, 0, CONF_NAME_CHARS,
 		 "name shown in stats and logs: [A-Za-z0-9._-]"),
+	CONF_KEY("disk.read_only", CONF_BOOL, disk_read_only, 0, 1, 0, 0,
+		 "writes fail with EROFS; a file image is opened read-only and must exist"),
 };
 
 static void disk_defaults(struct pd_config *c)
@@ -87,12 +89,12 @@ static const struct conf_key ctrl_keys[] = {
 		 "command slots (commands in flight)"),
 	CONF_KEY("controller.workers", CONF_U32, ctrl.workers, 1, 256, 0, 0,
 		 "backend I/O threads"),
-	CONF_KEY("controller.bandwidth", CONF_SIZE, ctrl.bandwidth, 512, TiB, 0, CONF_ZERO_OK,
+	CONF_KEY("controller.bandwidth", CONF_SIZE, ctrl.bandwidth, 512, TiB, 0, CONF_ZERO_OK | CONF_PER_SEC,
 		 "bytes/s for reads and writes together, 0 = unlimited"),
 	CONF_KEY("controller.read_bandwidth", CONF_SIZE, ctrl.read_bandwidth, 512, TiB, 0,
-		 CONF_ZERO_OK, "bytes/s for reads, 0 = unlimited"),
+		 CONF_ZERO_OK | CONF_PER_SEC, "bytes/s for reads, 0 = unlimited"),
 	CONF_KEY("controller.write_bandwidth", CONF_SIZE, ctrl.write_bandwidth, 512, TiB, 0,
-		 CONF_ZERO_OK, "bytes/s for writes, 0 = unlimited"),
+		 CONF_ZERO_OK | CONF_PER_SEC, "bytes/s for writes, 0 = unlimited"),
 	CONF_KEY("controller.iops", CONF_U64, ctrl.iops, 0, 10000000, 0, 0,
 		 "commands/s of every kind, 0 = unlimited"),
 	CONF_KEY("controller.read_iops", CONF_U64, ctrl.read_iops, 0, 10000000, 0, 0,

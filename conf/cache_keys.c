@@ -17,7 +17,7 @@ static const struct conf_key cache_keys[] = {
 		 "bytes of unflushed writes the cache holds before writers wait"),
 	CONF_KEY("cache.destage_delay_ms", CONF_U32, cache.destage_delay_ms, 0, 3600000, 0, 0,
 		 "least time a write stays in the cache before the background destages it"),
-	CONF_KEY("cache.destage_rate", CONF_SIZE, cache.destage_rate, 4096, TiB, 0, CONF_ZERO_OK,
+	CONF_KEY("cache.destage_rate", CONF_SIZE, cache.destage_rate, 4096, TiB, 0, CONF_ZERO_OK | CONF_PER_SEC,
 		 "bytes/s the background destages at, 0 = unlimited"),
 	CONF_ENUM_KEY("cache.flush", cache.flush, cache_flush_names,
 		      "honour: a flush makes its writes durable; ignore: flushes lie"),

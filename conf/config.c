@@ -18,6 +18,7 @@
 #include "conf/intwrap.h"
 #include "conf/key.h"
 #include "conf/parse.h"
+#include "core/units.h"
 
 /*
  * Notes on the design.
@@ -93,6 +94,18 @@ static int key_err(struct conf_load *ld, const struct origin *o, const char *key
 	return ret;
 }
 
+/* "ORIGIN: NAME: unknown key", with the nearest key or group when one is close. */
+static int unknown_key(struct conf_load *ld, const struct origin *o, const char *name,
+		       const char *more)
+{
+	char buf[128];
+	const char *near = conf_key_nearest(ld->tabs, name, strlen(name), buf, sizeof(buf));
+
+	if (near)
+		return key_err(ld, o, name, -EINVAL, "unknown key (did you mean %s?)", near);
+	return key_err(ld, o, name, -EINVAL, "unknown key%s", more);
+}
+
 /* --- storing values ------------------------------------------------------------------ */
 
 static void set_origin(struct conf_load *ld, const struct conf_key *k, const struct origin *o)
@@ -138,24 +151,72 @@ static void set_bool(struct conf_load *ld, const struct conf_key *k, const struc
 	set_origin(ld, k, o);
 }
 
-/* A size string: "1G", "4096". */
+/* A size string: "1G", "4096", "1.5GiB"; a rate's may end in "/s" ("100MB/s"). */
 static int set_size_str(struct conf_load *ld, const struct conf_key *k,
 			const struct origin *o, const char *s)
 {
+	char num[64];
+	size_t n = strlen(s);
 	uint64_t v;
 	int ret;
 
 	if (*s == '-')
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got \"%s\")", s);
-	ret = conf_parse_size(s, &v);
+	if ((k->flags & CONF_PER_SEC) && n > 2 && n < sizeof(num) && !strcmp(s + n - 2, "/s")) {
+		snprintf(num, sizeof(num), "%.*s", (int)(n - 2), s);
+		ret = conf_parse_size(num, &v);
+	} else {
+		ret = conf_parse_size(s, &v);
+	}
 	if (ret == -ERANGE)
 		return key_err(ld, o, k->name, -EINVAL, "overflow: \"%s\" does not fit in 64 bits",
 			       s);
 	if (ret)
 		return key_err(ld, o, k->name, -EINVAL,
-			       "not a size: \"%s\" (an integer with an optional K, M, G or T suffix)",
-			       s);
+			       "not a %s: \"%s\" (bytes%s, with an optional suffix: K, M, G, T, P, "
+			       "E or KiB, MiB... binary, KB, MB... decimal)",
+			       k->flags & CONF_PER_SEC ? "rate" : "size", s,
+			       k->flags & CONF_PER_SEC ? " per second" : "");
 	return set_num(ld, k, o, v);
+}
+
+/* The nanoseconds in one unit of @k when it is a duration, named so: "..._us", "..._ms".
+ * 0 for any other key. */
+static uint64_t key_time_unit(const struct conf_key *k)
+{
+	size_t n = strlen(k->name);
+
+	if (k->type != CONF_U32 && k->type != CONF_U64)
+		return 0;
+	if (n > 3 && !strcmp(k->name + n - 3, "_us"))
+		return 1000;
+	if (n > 3 && !strcmp(k->name + n - 3, "_ms"))
+		return 1000000;
+	return 0;
+}
+
+/* A duration key's value written with its unit: "2ms", "1.5s", "250us". */
+static int set_duration_str(struct conf_load *ld, const struct conf_key *k,
+			    const struct origin *o, const char *s)
+{
+	uint64_t unit = key_time_unit(k), ns;
+	const char *uname = unit == 1000 ? "microseconds" : "milliseconds";
+	int ret;
+
+	if (*s == '-')
+		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got \"%s\")", s);
+	ret = units_parse_duration(s, unit, &ns);
+	if (ret == -ERANGE)
+		return key_err(ld, o, k->name, -EINVAL, "overflow: \"%s\" does not fit in 64 bits",
+			       s);
+	if (ret)
+		return key_err(ld, o, k->name, -EINVAL,
+			       "not a duration: \"%s\" (%s, or a number with a unit: 2ms, 1.5s, "
+			       "250us, 1min)", s, uname);
+	if (ns % unit)
+		return key_err(ld, o, k->name, -EINVAL, "\"%s\" is not a whole number of %s", s,
+			       uname);
+	return set_num(ld, k, o, ns / unit);
 }
 
 static struct origin setting_origin(struct conf_load *ld, const config_setting_t *s);
@@ -197,6 +258,12 @@ static int set_enum(struct conf_load *ld, const struct conf_key *k, const struct
 	char list[256];
 	size_t n = 0;
 
+	/* Other spellings of a word: the key's own word is what --dump-config prints. */
+	static const char *const alias[][2] = { { "honor", "honour" } };
+
+	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(s, alias[i][0]))
+			s = alias[i][1];
 	for (uint32_t i = 0; k->names[i]; i++) {
 		if (!strcmp(s, k->names[i])) {
 			conf_num_put(ld->c, k, i);
@@ -222,6 +289,8 @@ static int set_num_str(struct conf_load *ld, const struct conf_key *k, const str
 
 	if (*val == '-' && isdigit((unsigned char)val[1]))
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %s)", val);
+	if (key_time_unit(k) && !units_is_bare(val))
+		return set_duration_str(ld, k, o, val);
 	ret = conf_parse_u64_whole(val, &v);
 	if (ret == -ERANGE)
 		return key_err(ld, o, k->name, -EINVAL, "overflow: %s does not fit in 64 bits", val);
@@ -252,7 +321,9 @@ static const char *expected(const struct conf_key *k)
 	switch (k->type) {
 	case CONF_BOOL: return "true or false";
 	case CONF_U32:
-	case CONF_U64: return "an integer";
+	case CONF_U64:
+		return key_time_unit(k) ? "an integer or a duration string such as \"2ms\""
+					: "an integer";
 	case CONF_SIZE: return "an integer or a size string such as \"1G\"";
 	case CONF_STRING:
 	case CONF_ENUM: return "a string";
@@ -330,7 +401,7 @@ static int load_setting(struct conf_load *ld, const config_setting_t *s, const c
 	if (ret)
 		return ret;
 	if (!k)
-		return key_err(ld, &o, full, -EINVAL, "unknown key");
+		return unknown_key(ld, &o, full, "");
 	if ((k->flags & CONF_FIRST) && !ld->first_pass)
 		return 0;	/* applied already */
 
@@ -360,6 +431,8 @@ static int load_setting(struct conf_load *ld, const config_setting_t *s, const c
 		/* fall through */
 	case CONF_U32:
 	case CONF_U64:
+		if (type == CONFIG_TYPE_STRING && key_time_unit(k))
+			return set_duration_str(ld, k, &o, config_setting_get_string(s));
 		if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
 			break;
 		return load_int(ld, k, &o, s);
@@ -384,8 +457,12 @@ static int load_top(struct conf_load *ld, const config_setting_t *g)
 		if (ret)
 			return ret;
 		conf_group_list(ld->tabs, groups, sizeof(groups));
-		if (!known)
-			return key_err(ld, &o, gname, -EINVAL, "unknown key (groups are %s)", groups);
+		if (!known) {
+			char more[300];
+
+			snprintf(more, sizeof(more), " (groups are %s)", groups);
+			return unknown_key(ld, &o, gname, more);
+		}
 		return key_err(ld, &o, gname, -EINVAL, "expected a group { ... }, got %s",
 			       type_name(config_setting_type(g)));
 	}
@@ -489,7 +566,7 @@ static int split_set(struct conf_load *ld, const struct origin *o, const char *s
 	snprintf(name, sizeof(name), "%.*s", (int)(eq - set), set);
 	*kp = conf_key_find(ld->tabs, set, (size_t)(eq - set), NULL);
 	if (!*kp)
-		return key_err(ld, o, name, -EINVAL, "unknown key");
+		return unknown_key(ld, o, name, "");
 	*valp = eq + 1;
 	return 0;
 }
@@ -504,7 +581,7 @@ static int apply_arg(struct conf_load *ld, const struct conf_arg *a)
 	if (a->key) {
 		k = conf_key_find(ld->tabs, a->key, strlen(a->key), NULL);
 		if (!k)
-			return key_err(ld, &o, a->key, -EINVAL, "unknown key");
+			return unknown_key(ld, &o, a->key, "");
 	} else {
 		int ret = split_set(ld, &o, a->arg, &k, &val);
 

@@ -55,6 +55,7 @@ struct pd_config {
 	uint64_t disk_size;	/* disk.size: bytes, multiple of 512 */
 	bool disk_size_given;	/* disk.size came from the file or --set, not the default */
 	char *disk_name;	/* disk.name: shown in stats and logs */
+	bool disk_read_only;	/* disk.read_only: writes fail with EROFS, the image is not written */
 	char *mount_point;	/* mount.point: "" = none (CLI gives it) */
 	char *mount_options;	/* mount.options: extra FUSE -o options */
 	bool mount_allow_other;	/* mount.allow_other */
@@ -107,7 +108,7 @@ struct conf_arg {
 int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
 		   struct pd_config *out, char *err, size_t errlen);
 
-/* Parse "4096", "4K", "1M", "2G", "1T" (binary multiples) into bytes. 0 or -EINVAL/-ERANGE. */
+/* Parse a size, "4096", "4K", "1.5GiB", "1GB" (core/units.h) into bytes. 0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
 
 /* Refuse @file for a daemon running as @euid if it cannot be read or is unsafe: it must open,
@@ -115,6 +116,10 @@ int conf_parse_size(const char *s, uint64_t *out);
  * user other than root. conf_load calls it with geteuid() on the file and on every file it
  * @includes. 0, -EPERM, -EINVAL (not a regular file) or -errno (open, fstat). */
 int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen);
+
+/* Print every key, one a line: "NAME TYPE [WORD...]", TYPE one of bool, integer, size,
+ * string, enum, with the words a bool or an enum takes (--list-keys, shell completion). */
+void conf_list_keys(void *FILE_stream);
 
 /* Print every key with its current value in libconfig syntax (for --dump-config / docs). */
 void conf_print(const struct pd_config *c, void *FILE_stream);

@@ -52,6 +52,76 @@ const struct conf_key *conf_key_find(const struct conf_table *const *tabs, const
 	return NULL;
 }
 
+static size_t group_len(const struct conf_key *k);
+
+/* The edit distance of @a and @b (Levenshtein, a swap of two letters counting once), at most
+ * 64 letters each; longer ones are "far". */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t d[3][65];
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *cur = d[i % 3], *prev = d[(i - 1) % 3], *prev2 = d[(i + 1) % 3];
+
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			size_t m = sub < del ? sub : del;
+
+			m = m < ins ? m : ins;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < m)
+				m = prev2[j - 2] + 1;
+			cur[j] = m;
+		}
+	}
+	return d[la % 3][lb];
+}
+
+const char *conf_key_nearest(const struct conf_table *const *tabs, const char *name,
+			     size_t len, char *buf, size_t buflen)
+{
+	const char *best = NULL;
+	/* A typo, not another word: one letter wrong in four, and one in any name. */
+	size_t best_d = (len / 4 > 1 ? len / 4 : 1) + 1;
+	bool best_group = false;
+
+	for_each_key(tabs, t, k) {
+		size_t g = group_len(k), d = edit_distance(name, len, k->name, strlen(k->name));
+
+		if (d < best_d) {
+			best = k->name;
+			best_d = d;
+			best_group = false;
+		}
+		/* The key without its group: "nomerges" for "queue.nomerges". */
+		if (g && (d = edit_distance(name, len, k->name + g + 1, strlen(k->name + g + 1))) <
+				 best_d) {
+			best = k->name;
+			best_d = d;
+			best_group = false;
+		}
+		/* A group spelt wrong: "controler" for "controller" (not the group itself, which
+		 * is no key). */
+		d = g ? edit_distance(name, len, k->name, g) : SIZE_MAX;
+		if (d && d < best_d) {
+			best = k->name;
+			best_d = d;
+			best_group = true;
+		}
+	}
+	if (best && best_group) {
+		snprintf(buf, buflen, "%.*s", (int)strcspn(best, "."), best);
+		return buf;
+	}
+	return best;
+}
+
 size_t conf_key_count(const struct conf_table *const *tabs)
 {
 	size_t n = 0;
@@ -149,10 +219,10 @@ void conf_num_put(struct pd_config *c, const struct conf_key *k, uint64_t v)
 /* "1G" when @v is an exact multiple of a binary unit, else the plain number. */
 static const char *size_str(uint64_t v, char *buf, size_t len)
 {
-	static const char units[] = "KMGT";
+	static const char units[] = "KMGTPE";
 	int u = -1;
 
-	while (v && u < 3 && !(v & 1023)) {
+	while (v && u < 5 && !(v & 1023)) {
 		v >>= 10;
 		u++;
 	}
@@ -360,6 +430,25 @@ void conf_print_of(const struct conf_table *const *tabs, const struct pd_config 
 			if (same_group(m, k))
 				print_key(f, c, m, "\t");
 		fputs("};\n", f);
+	}
+}
+
+void conf_list_keys(void *FILE_stream)
+{
+	static const char *const type_name[] = {
+		[CONF_BOOL] = "bool", [CONF_U32] = "integer", [CONF_U64] = "integer",
+		[CONF_SIZE] = "size", [CONF_STRING] = "string", [CONF_ENUM] = "enum",
+		[CONF_CUSTOM] = "string",
+	};
+	FILE *f = FILE_stream;
+
+	for_each_key(conf_tables, t, k) {
+		fprintf(f, "%s %s", k->name, type_name[k->type]);
+		if (k->type == CONF_BOOL)
+			fputs(" true false", f);
+		for (size_t i = 0; k->type == CONF_ENUM && k->names[i]; i++)
+			fprintf(f, " %s", k->names[i]);
+		fputc('\n', f);
 	}
 }
 

@@ -16,9 +16,10 @@
 
 enum conf_type {
 	CONF_BOOL,	/* true/false in the file; --set also takes 1/0, yes/no, on/off */
-	CONF_U32,	/* a plain integer, stored in a 32- or 64-bit field (width) */
+	CONF_U32,	/* a plain integer, stored in a 32- or 64-bit field (width); a key named
+			 * "..._us" or "..._ms" also takes a duration string, "2ms" (units.h) */
 	CONF_U64,
-	CONF_SIZE,	/* an integer, or a string with a binary K/M/G/T suffix ("4G") */
+	CONF_SIZE,	/* an integer, or a size string ("4G", "1.5GiB", "1GB": core/units.h) */
 	CONF_STRING,	/* a char * owned by struct pd_config; min/max bound its length */
 	CONF_ENUM,	/* one word of the key's names, stored as its index in a uint32_t */
 	CONF_CUSTOM,	/* anything else: the key's struct conf_custom parses and prints it */
@@ -31,6 +32,7 @@ enum {
 	 * line, else the file's. For a preset (profile) whose parser sets other keys with
 	 * conf_preset(), so that whatever the user sets wins over it. */
 	CONF_FIRST = 1 << 2,
+	CONF_PER_SEC = 1 << 3,		/* sizes: a rate, "100MB/s" as well as "100MB" */
 };
 
 struct conf_key;
@@ -76,7 +78,7 @@ struct conf_key {
 	size_t width;		/* sizeof that field: 4 or 8 for numbers */
 	uint64_t min, max;	/* numbers: the value; strings: the length */
 	uint64_t align;		/* numbers: must be a multiple of this (0 = any) */
-	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS, CONF_FIRST */
+	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS, CONF_FIRST, CONF_PER_SEC */
 	const char *help;	/* one line, meaning and unit, printed by --dump-config */
 	const char *const *names;		/* CONF_ENUM: the words, NULL-terminated */
 	const struct conf_custom *custom;	/* CONF_CUSTOM only */
@@ -150,6 +152,12 @@ int conf_check_not_above(struct conf_load *ld, const char *a, const char *b);
  * of them (for per-key state), or NULL. */
 const struct conf_key *conf_key_find(const struct conf_table *const *tabs, const char *name,
 				     size_t len, size_t *index);
+
+/* The key or group of @tabs nearest to the unknown @name (@len bytes), for "did you mean":
+ * a key, a key without its group, or a group, with at most one letter in four wrong (one
+ * in a short name); or NULL. A group is written into @buf (@buflen). */
+const char *conf_key_nearest(const struct conf_table *const *tabs, const char *name,
+			     size_t len, char *buf, size_t buflen);
 
 /* How many keys @tabs hold. */
 size_t conf_key_count(const struct conf_table *const *tabs);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The words of a configuration value: decimal numbers, sizes with a binary suffix, booleans. */
+/* The words of a configuration value: decimal numbers, sizes (core/units.c), booleans. */
 #include <ctype.h>
 #include <errno.h>
 #include <strings.h>
 
 #include "conf/config.h"
 #include "conf/parse.h"
+#include "core/units.h"
 
 int conf_parse_u64(const char *s, const char **end, uint64_t *out)
 {
@@ -43,28 +44,7 @@ int conf_parse_u64_whole(const char *s, uint64_t *out)
 
 int conf_parse_size(const char *s, uint64_t *out)
 {
-	uint64_t v, mult;
-	const char *p;
-	int ret;
-
-	ret = conf_parse_u64(s, &p, &v);
-	if (ret)
-		return ret;
-	switch (*p) {
-	case '\0': mult = 1; break;
-	case 'k': case 'K': mult = 1ull << 10; p++; break;
-	case 'm': case 'M': mult = 1ull << 20; p++; break;
-	case 'g': case 'G': mult = 1ull << 30; p++; break;
-	case 't': case 'T': mult = 1ull << 40; p++; break;
-	default:
-		return -EINVAL;
-	}
-	if (*p)
-		return -EINVAL;
-	if (v > UINT64_MAX / mult)
-		return -ERANGE;
-	*out = v * mult;
-	return 0;
+	return units_parse_size(s, out);
 }
 
 int conf_parse_bool(const char *s, bool *out)

@@ -30,7 +30,12 @@ static const struct backend_ops file_ops = {
 	.close = file_close,
 };
 
-int backend_open(struct backend *be, const char *path, uint64_t size, char *err, size_t errlen)
+/* backend_open() and backend_open_read_only(): a read-only disk opens its image O_RDONLY
+ * (so that an image on a read-only filesystem or without write permission serves), never
+ * creates one, and takes a shared lock: read-only daemons may share an image that no
+ * read-write daemon holds. */
+static int file_open(struct backend *be, const char *path, uint64_t size, bool ro, char *err,
+		     size_t errlen)
 {
 	struct stat st;
 	int fd, ret, saved;
@@ -38,7 +43,12 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 
 	memset(be, 0, sizeof(*be));
 	be->fd = -1;
-	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && ro) {
+		snprintf(err, errlen, "%s: does not exist (a read-only disk needs an existing image)",
+			 path);
+		return -ENOENT;
+	}
 	if (fd < 0 && errno == ENOENT && size) {
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		created = fd >= 0;
@@ -55,7 +65,7 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 			snprintf(err, errlen, "open %s: %s", path, strerror(saved));
 		return -saved;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
 		saved = errno;
 		if (saved == EWOULDBLOCK) {
 			snprintf(err, errlen, "%s: in use by another process (locked)", path);
@@ -124,6 +134,7 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 	be->path = strdup(path);
 	be->ops = &file_ops;
 	be->block_size = 1;
+	be->read_only = ro;
 	pthread_mutex_init(&be->fault_lock, NULL);
 	return 0;
 
@@ -139,6 +150,17 @@ out_close:
 	}
 	close(fd);
 	return ret;
+}
+
+int backend_open(struct backend *be, const char *path, uint64_t size, char *err, size_t errlen)
+{
+	return file_open(be, path, size, false, err, errlen);
+}
+
+int backend_open_read_only(struct backend *be, const char *path, uint64_t size, char *err,
+			   size_t errlen)
+{
+	return file_open(be, path, size, true, err, errlen);
 }
 
 /* Log a fault once when an op starts failing and once when it works again. */

@@ -61,6 +61,11 @@ struct backend {
  * reason. */
 int backend_open(struct backend *be, const char *path, uint64_t size, char *err, size_t errlen);
 
+/* As backend_open(), read-only (disk.read_only): the image is opened O_RDONLY and must exist,
+ * its lock is shared with other read-only users, and writes and discards fail with EROFS. */
+int backend_open_read_only(struct backend *be, const char *path, uint64_t size, char *err,
+			   size_t errlen);
+
 /* Run @rq's I/O through @be's backend (an I/O stage, core/io.h): 0/-errno or IO_ASYNC.
  * Writes and discards to a read-only backend fail with -EROFS. Any thread. */
 int backend_exec(void *be, struct request *rq);
@@ -102,5 +107,11 @@ struct nbd_uri {
 
 /* Parse @uri. Returns 0, or -EINVAL with a one-line reason in @err. */
 int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err, size_t errlen);
+
+/* Check disk.image @image before anything opens it: an NBD URI must parse, and a string that
+ * starts like a URI of another scheme ("http://", "NBD://", "nbd:/x") is refused rather than
+ * taken as a path (write "./http:/x" for such a file). 0, or -EINVAL with a one-line reason
+ * in @err; a path is otherwise checked when it is opened. */
+int backend_image_check(const char *image, char *err, size_t errlen);
 
 #endif

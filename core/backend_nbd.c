@@ -192,7 +192,7 @@ int backend_nbd_open(struct backend *be, const char *uri, const struct backend_p
 	}
 	ret = nb_conn_connect(&nb->conns[0], true, why, sizeof(why));
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", uri, why);
+		snprintf(err, errlen, "%s: cannot connect: %s", uri, why);
 		goto fail_nb;
 	}
 	/* More than one connection only where a flush on one covers the others. */

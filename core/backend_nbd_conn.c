@@ -175,6 +175,23 @@ static void conn_size_sndbuf(struct nbd_handle *h)
 	}
 }
 
+/* libnbd's last error without the name of the libnbd call it starts with
+ * ("nbd_aio_connect_uri: connect: ..."): the user gave a URI, not a call. */
+static const char *nb_error_text(void)
+{
+	const char *e = nbd_get_error(), *p;
+
+	if (!e)
+		return "connection failed";
+	p = e;
+	if (!strncmp(p, "nbd_", 4)) {
+		p += strspn(p, "abcdefghijklmnopqrstuvwxyz_");
+		if (!strncmp(p, ": ", 2))
+			return p + 2;
+	}
+	return e;
+}
+
 /* Connect @c (it must be down), waiting at most the timeout. On success the connection is up.
  * Checks the export against what the first connection found (size, read-only). @first: this
  * is the first connection, which learns them. 0 or -errno, @err set. */
@@ -264,7 +281,7 @@ int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 	return 0;
 
 fail:
-	snprintf(err, errlen, "%s", nbd_get_error() ? nbd_get_error() : "connection failed");
+	snprintf(err, errlen, "%s", nb_error_text());
 out_close:
 	nbd_close(h);
 	smp_store_release(c->state, CONN_DOWN);

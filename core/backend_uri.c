@@ -2,10 +2,12 @@
 /* disk.image: a path or an NBD URI (https://github.com/NetworkBlockDevice/nbd/blob/master/doc/uri.md).
  * libnbd connects with the URI itself; this parser only checks it early, so that a bad URI is
  * a configuration error naming the key, and names its parts for the stats file. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/backend.h"
 
@@ -201,6 +203,56 @@ int nbd_uri_parse(const char *uri, struct nbd_uri *u, char *err, size_t errlen)
 	}
 	if (!u->unix_socket && u->socket[0]) {
 		snprintf(err, errlen, "socket= only goes with nbd+unix://");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The length of the URI scheme @s starts with (RFC 3986: a letter, then letters, digits, '+',
+ * '-' or '.', then ':'), or 0. */
+static size_t uri_scheme_len(const char *s)
+{
+	size_t n = 0;
+
+	if (!isalpha((unsigned char)s[0]))
+		return 0;
+	while (isalnum((unsigned char)s[n]) || s[n] == '+' || s[n] == '-' || s[n] == '.')
+		n++;
+	return s[n] == ':' ? n : 0;
+}
+
+int backend_image_check(const char *image, char *err, size_t errlen)
+{
+	size_t n;
+	struct nbd_uri *u;
+	int ret;
+
+	if (backend_uri_is_nbd(image)) {
+		u = malloc(sizeof(*u));
+		if (!u) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		ret = nbd_uri_parse(image, u, err, errlen);
+		free(u);
+		return ret;
+	}
+	n = uri_scheme_len(image);
+	if (!n)
+		return 0;
+	/* "NBD://", "nbd:/x", "nbds:host": an NBD URI mistyped, never a file the user meant. */
+	if (!strncasecmp(image, "nbd", 3)) {
+		snprintf(err, errlen,
+			 "\"%s\" is not an NBD URI: write nbd://HOST[:PORT]/EXPORT, nbds://... or "
+			 "nbd+unix:///EXPORT?socket=PATH (lower case, two slashes)", image);
+		return -EINVAL;
+	}
+	/* Another scheme: only a URI is written with "SCHEME:/". */
+	if (image[n + 1] == '/') {
+		snprintf(err, errlen,
+			 "unknown URI scheme \"%.*s:\": disk.image is a path or an NBD URI "
+			 "(nbd://, nbds://, nbd+unix://, nbd+vsock://); a file of that name is "
+			 "./%s", (int)n, image, image);
 		return -EINVAL;
 	}
 	return 0;

@@ -12,6 +12,7 @@
 
 #include "core/clock.h"
 #include "core/fault_int.h"
+#include "core/units.h"
 
 /* ---- errno names ---- */
 
@@ -95,65 +96,26 @@ static int parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Bytes: an integer with an optional binary K/M/G/T suffix. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char num[32];
-	size_t n = strlen(s);
-	unsigned int shift = 0;
-	uint64_t v;
-	int ret;
-
-	if (!n || n >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, n + 1);
-	switch (toupper((unsigned char)num[n - 1])) {
-	case 'K': shift = 10; break;
-	case 'M': shift = 20; break;
-	case 'G': shift = 30; break;
-	case 'T': shift = 40; break;
-	}
-	if (shift)
-		num[n - 1] = '\0';
-	ret = parse_u64(num, &v);
-	if (ret)
-		return ret;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = v << shift;
-	return 0;
-}
-
 #define FAULT_MAX_DURATION_NS (3600ull * NSEC_PER_SEC)
 
-/* A duration: an integer with a unit, ns, us, ms or s; at most an hour. */
+/* Bytes: core/units.h's sizes ("4096", "1M", "1.5GiB"). */
+static int parse_size(const char *s, uint64_t *out)
+{
+	return units_parse_size(s, out);
+}
+
+/* A duration with its unit (core/units.h: "2ms", "1.5s", "1m30s"); at most an hour. */
 static int parse_duration(const char *s, uint64_t *out)
 {
-	static const struct {
-		const char *unit;
-		uint64_t ns;
-	} units[] = { { "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC }, { "s", NSEC_PER_SEC } };
-	const char *u = s;
-	char num[32];
 	uint64_t v;
+	int ret = units_parse_duration(s, 0, &v);
 
-	while (isdigit((unsigned char)*u))
-		u++;
-	if (u == s || (size_t)(u - s) >= sizeof(num))
-		return -EINVAL;
-	memcpy(num, s, (size_t)(u - s));
-	num[u - s] = '\0';
-	if (parse_u64(num, &v))
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(u, units[i].unit))
-			continue;
-		if (v > FAULT_MAX_DURATION_NS / units[i].ns)
-			return -ERANGE;
-		*out = v * units[i].ns;
-		return 0;
-	}
-	return -EINVAL;
+	if (ret)
+		return ret;
+	if (v > FAULT_MAX_DURATION_NS)
+		return -ERANGE;
+	*out = v;
+	return 0;
 }
 
 /* A probability: a decimal in (0, 1], or a percentage "0.5%". */
@@ -367,15 +329,21 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 		} else if (!strcmp(key, "offset")) {
 			NEED_VAL();
 			if (parse_size(val, &spec->offset))
-				BAD("offset: expected bytes with an optional K/M/G/T (got \"%s\")", val);
+				BAD("offset: expected bytes with an optional K, M, G... suffix (got \"%s\")", val);
 		} else if (!strcmp(key, "len")) {
 			NEED_VAL();
 			if (parse_size(val, &spec->len) || !spec->len)
-				BAD("len: expected bytes > 0 with an optional K/M/G/T (got \"%s\")", val);
+				BAD("len: expected bytes > 0 with an optional K, M, G... suffix (got \"%s\")", val);
 		} else if (!strcmp(key, "error")) {
 			NEED_VAL();
+			if (!strcasecmp(val, "ENOSYS") ||
+			    (isdigit((unsigned char)*val) && atoi(val) == ENOSYS))
+				BAD("error=%s: refused: the kernel's FUSE client takes ENOSYS as "
+				    "\"not implemented\" and would never send that request (fsync, "
+				    "fallocate, ...) again for the whole mount; use EIO or EOPNOTSUPP",
+				    val);
 			if (fault_parse_errno(val, &spec->error))
-				BAD("error: unknown errno \"%s\" (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
+				BAD("error=%s: unknown errno (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
 			has_error = true;
 		} else if (!strcmp(key, "lie")) {
 			if (val)
@@ -406,19 +374,19 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 			NEED_VAL();
 			if (parse_latency(val, spec))
 				BAD("latency: expected DURATION, uniform:MIN:MAX, exp:MEAN or "
-				    "pareto:SCALE:ALPHA, durations with ns/us/ms/s (got \"%s\")", val);
+				    "pareto:SCALE:ALPHA, durations such as 2ms (got \"%s\")", val);
 			spec->effect = FAULT_LATENCY;
 			effect_word = key;
 			neffects++;
 		} else if (!strcmp(key, "max")) {
 			NEED_VAL();
 			if (parse_duration(val, &spec->lat_max_ns) || !spec->lat_max_ns)
-				BAD("max: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+				BAD("max: expected a duration > 0 such as 2ms (got \"%s\")", val);
 			has_max = true;
 		} else if (!strcmp(key, "spike")) {
 			NEED_VAL();
 			if (parse_duration(val, &spec->spike_ns) || !spec->spike_ns)
-				BAD("spike: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+				BAD("spike: expected a duration > 0 such as 2ms (got \"%s\")", val);
 		} else if (!strcmp(key, "spike_prob")) {
 			NEED_VAL();
 			if (parse_prob(val, &spec->spike_prob))
@@ -434,7 +402,7 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 		} else if (!strcmp(key, "timeout")) {
 			NEED_VAL();
 			if (parse_duration(val, &spec->timeout_ns) || !spec->timeout_ns)
-				BAD("timeout: expected a duration > 0 with ns/us/ms/s (got \"%s\")", val);
+				BAD("timeout: expected a duration > 0 such as 2ms (got \"%s\")", val);
 			has_timeout = true;
 		} else if (!strcmp(key, "badblocks")) {
 			NEED_VAL();
@@ -478,10 +446,10 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 			NEED_VAL();
 			if (isdigit((unsigned char)val[strlen(val) - 1])) {
 				if (parse_u64(val, &spec->after))
-					BAD("after: expected a request count or a duration with "
-					    "ns/us/ms/s (got \"%s\")", val);
+					BAD("after: expected a request count or a duration such as "
+					    "2ms (got \"%s\")", val);
 			} else if (parse_duration(val, &spec->after_ns)) {
-				BAD("after: expected a request count or a duration with ns/us/ms/s "
+				BAD("after: expected a request count or a duration such as 2ms "
 				    "(got \"%s\")", val);
 			}
 			has_trigger = true;

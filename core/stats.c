@@ -70,6 +70,21 @@ uint64_t lat_hist_quantile(const struct lat_hist *h, double q)
 	return h->max_us;
 }
 
+uint64_t lat_hist_count_below(const struct lat_hist *h, uint64_t us)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < LAT_BUCKETS; i++) {
+		uint64_t lo, width;
+
+		lat_bounds(i, &lo, &width);
+		if (lo + width > us)
+			break;
+		n += h->bucket[i];
+	}
+	return n;
+}
+
 unsigned int size_bucket(uint64_t bytes)
 {
 	unsigned int b;
@@ -259,6 +274,18 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 			snprintf(name, sizeof(name), "size_%s", label);
 			kv_op(&o, n, name, st->size_hist[i]);
 		}
+	}
+
+	/* Cumulative, as Prometheus histograms are: bios of each op completed in under 1, 2,
+	 * 4 ... us, and all of them (the lat_p* lines above are read off the same counts). */
+	put(&o, "\n# latency histogram: bios completed in under N us, and all\n");
+	for (int op = 0; op < BIO_OP_NR; op++) {
+		const struct lat_hist *h = &s->op[op].lat;
+
+		for (unsigned int k = 0; k <= LAT_LE_MAX; k++)
+			put(&o, "%s_lat_le_%" PRIu64 "us %" PRIu64 "\n", bio_op_name[op], (uint64_t)1 << k,
+			    lat_hist_count_below(h, (uint64_t)1 << k));
+		kv_op(&o, bio_op_name[op], "lat_count", h->count);
 	}
 
 	/* Per active fault: its id is in the name, so these lines come and go with faults. */

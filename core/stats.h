@@ -116,6 +116,10 @@ struct stats_snapshot {
 void lat_hist_add(struct lat_hist *h, uint64_t us);
 /* The value at quantile @q (0..1) in us: a bucket's midpoint, never above the max. */
 uint64_t lat_hist_quantile(const struct lat_hist *h, double q);
+/* How many values were under @us (a power of two: a bucket boundary, so the count is
+ * exact). For the stats file's latency histogram, whose bounds are 1 us << 0..LAT_LE_MAX. */
+uint64_t lat_hist_count_below(const struct lat_hist *h, uint64_t us);
+#define LAT_LE_MAX 24	/* the last bound: 2^24 us, about 16.8 s */
 unsigned int size_bucket(uint64_t bytes);
 
 /* Render the `stats` file. Returns the length written (always < @len, NUL-terminated). */

@@ -15,6 +15,7 @@
 #include "core/cache.h"
 #include "core/clock.h"
 #include "core/log.h"
+#include "core/units.h"
 #include "daemon/cache_ctl.h"
 #include "daemon/daemon.h"
 
@@ -135,6 +136,17 @@ static int arg_u64(const char *arg, const char *key, uint64_t *v, struct ctl_out
 
 	if (strncmp(arg, key, kl) || arg[kl] != '=')
 		return 1; /* not this key */
+	/* after_ms=2s, as a config key named _ms takes it (core/units.h) */
+	if (!strcmp(key, "after_ms") && !units_is_bare(p)) {
+		uint64_t ns;
+
+		if (units_parse_duration(p, NSEC_PER_MSEC, &ns) || ns % NSEC_PER_MSEC) {
+			ctl_printf(out, "%s: not a whole number of milliseconds: %s\n", key, p);
+			return -EINVAL;
+		}
+		*v = ns / NSEC_PER_MSEC;
+		return 0;
+	}
 	ret = conf_parse_u64_whole(p, v);
 	if (ret == -ERANGE) {
 		ctl_printf(out, "%s: not a number that fits in 64 bits: %s\n", key, p);
@@ -173,6 +185,38 @@ static const struct {
 	{ "random", CACHE_ARM_RANDOM },
 	{ "after_ms", CACHE_ARM_TIME },
 };
+
+/* The armed trigger @a as the command that arms it ("powercut arm write=3 after_flush=1"),
+ * or "powercut disarm"; no newline. */
+static void show_arm(struct ctl_out *out, const struct cache_arm *a)
+{
+	const char *mode = a->has_mode && a->mode < CACHE_CUT_NR ? cache_cut_names[a->mode] : NULL;
+
+	switch (a->kind) {
+	case CACHE_ARM_FLUSH:
+		ctl_printf(out, "powercut arm flush=%" PRIu64, a->n);
+		break;
+	case CACHE_ARM_WRITE:
+		ctl_printf(out, "powercut arm write=%" PRIu64 " after_flush=%" PRIu64, a->n,
+			   a->after_flush);
+		break;
+	case CACHE_ARM_RANDOM:
+		ctl_printf(out, "powercut arm random=%" PRIu64 " seed=%" PRIu64, a->range, a->seed);
+		break;
+	case CACHE_ARM_TIME: {
+		uint64_t now = clock_now_ns();
+
+		ctl_printf(out, "powercut arm after_ms=%" PRIu64,
+			   a->at_ns > now ? (uint64_t)((a->at_ns - now) / NSEC_PER_MSEC) : 0);
+		break;
+	}
+	default:
+		ctl_printf(out, "powercut disarm");
+		break;
+	}
+	if (a->kind != CACHE_ARM_NONE && mode)
+		ctl_printf(out, " mode=%s", mode);
+}
 
 static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 {
@@ -245,13 +289,18 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		ctl_printf(out, "cannot arm: %s\n", strerror(-ret));
 		return ret;
 	}
+	/* The answer is what is armed now, in the words that arm it: the trigger as it was
+	 * understood, with the seed a random trigger drew. */
 	{
-		char what[256] = "";
-		size_t used = 0;
+		struct cache_stats st;
+		struct cache_arm now;
+		size_t from = out->len;
 
-		for (int i = 2; i < argc && used < sizeof(what) - 1; i++)
-			used += (size_t)snprintf(what + used, sizeof(what) - used, " %s", argv[i]);
-		log_info("control: powercut armed:%s", what);
+		cache_snapshot(&pd->cache, &st, &now);
+		show_arm(out, &now);
+		ctl_printf(out, "\n");
+		log_info("control: armed: %.*s", (int)(out->len - from - 1),
+			 out->buf ? out->buf + from : "");
 	}
 	return 0;
 }
@@ -330,7 +379,6 @@ void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 {
 	struct cache_stats st;
 	struct cache_arm a;
-	const char *mode;
 
 	if (!pd->cache_on) {
 		ctl_printf(out, "# cache mode=none: no power cuts\n");
@@ -338,31 +386,7 @@ void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 	}
 	cache_snapshot(&pd->cache, &st, &a);
 	ctl_printf(out, "%s\n", st.powered ? "poweron" : "powercut");
-	mode = a.has_mode && a.mode < CACHE_CUT_NR ? cache_cut_names[a.mode] : NULL;
-	switch (a.kind) {
-	case CACHE_ARM_FLUSH:
-		ctl_printf(out, "powercut arm flush=%" PRIu64, a.n);
-		break;
-	case CACHE_ARM_WRITE:
-		ctl_printf(out, "powercut arm write=%" PRIu64 " after_flush=%" PRIu64, a.n,
-			   a.after_flush);
-		break;
-	case CACHE_ARM_RANDOM:
-		ctl_printf(out, "powercut arm random=%" PRIu64 " seed=%" PRIu64, a.range, a.seed);
-		break;
-	case CACHE_ARM_TIME: {
-		uint64_t now = clock_now_ns();
-
-		ctl_printf(out, "powercut arm after_ms=%" PRIu64,
-			   a.at_ns > now ? (uint64_t)((a.at_ns - now) / NSEC_PER_MSEC) : 0);
-		break;
-	}
-	default:
-		ctl_printf(out, "powercut disarm");
-		break;
-	}
-	if (a.kind != CACHE_ARM_NONE && mode)
-		ctl_printf(out, " mode=%s", mode);
+	show_arm(out, &a);
 	ctl_printf(out, "\n# cache mode=writeback flush=%s powercut=%s atomic_write=%" PRIu32
 			" dirty_bytes=%" PRIu64 " epoch=%" PRIu64 " durable_epoch=%" PRIu64
 			" powercuts=%" PRIu64 "\n",

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conf/profile.h"
+#include "core/log.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
 
@@ -16,8 +17,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: plugdisk [OPTIONS] MOUNTPOINT\n"
-		"       plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"       plugdisk top MOUNTPOINT [INTERVAL [COUNT]] [--once|--batch]\n"
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+		"       plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]\n"
 		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
@@ -25,12 +27,18 @@ static void usage(FILE *f)
 		"  -c, --config FILE      read settings from FILE (libconfig syntax)\n"
 		"  -i, --image IMAGE      backing image (disk.image; created sparse if missing),\n"
 		"                         or an NBD URI: nbd://HOST/EXPORT, nbd+unix:///?socket=PATH\n"
-		"  -s, --size SIZE        disk size, with K/M/G/T suffixes (disk.size)\n"
+		"  -s, --size SIZE        disk size: 1G, 1.5GiB, 1P (disk.size)\n"
 		"  -f, --foreground       stay in the foreground and log to stderr\n"
+		"  -r, --readonly         a read-only disk: writes fail with EROFS, the image is\n"
+		"                         opened read-only (disk.read_only)\n"
+		"  -v, --verbose          log debug messages too (--log-level=debug)\n"
+		"      --log-level LEVEL  error, warning, info (default) or debug\n"
+		"      --pidfile PATH     write the daemon's PID to PATH once it runs; removed at exit\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
 		"      --profile NAME     emulate a named device (profile); keys you set win\n"
 		"      --list-profiles    print the device profiles with their sources and exit\n"
+		"      --list-keys        print every configuration key, its type and words, and exit\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
@@ -41,7 +49,27 @@ static void usage(FILE *f)
 		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
 }
 
-enum { OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES };
+enum {
+	OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE,
+	OPT_LIST_KEYS,
+};
+
+/* --log-level's words, in enum log_level's order, and their other spellings. */
+static int parse_log_level(const char *s)
+{
+	static const char *const words[][3] = {
+		[LOG_LVL_ERR] = { "error", "err", "0" },
+		[LOG_LVL_WARN] = { "warning", "warn", "1" },
+		[LOG_LVL_INFO] = { "info", "notice", "2" },
+		[LOG_LVL_DEBUG] = { "debug", "3", NULL },
+	};
+
+	for (int l = 0; l <= LOG_LVL_DEBUG; l++)
+		for (int i = 0; i < 3; i++)
+			if (words[l][i] && !strcmp(s, words[l][i]))
+				return l;
+	return -1;
+}
 
 /* The options that set a configuration key. A message about the value names the option as
  * the user typed it ("-s 1000: disk.size: ..."), so both spellings are here. */
@@ -85,11 +113,17 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		{ "image", required_argument, NULL, 'i' },
 		{ "size", required_argument, NULL, 's' },
 		{ "foreground", no_argument, NULL, 'f' },
+		{ "readonly", no_argument, NULL, 'r' },
+		{ "read-only", no_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 		{ "options", required_argument, NULL, 'o' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
+		{ "list-keys", no_argument, NULL, OPT_LIST_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -98,8 +132,9 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 	int c, longindex;
 
 	memset(cli, 0, sizeof(*cli));
+	cli->log_level = LOG_LVL_INFO;
 	/* getopt_long sets longindex for a long option only */
-	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:hV", longopts, &longindex)) !=
+	while ((longindex = -1, c = getopt_long(argc, argv, "c:i:s:fo:rvhV", longopts, &longindex)) !=
 	       -1) {
 		const struct key_opt *ko = key_opt_find(c);
 
@@ -125,11 +160,40 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		case 'f':
 			cli->foreground = true;
 			break;
+		case 'r':
+			/* a setting like the others: SIGHUP re-applies it, the file may set it */
+			if (add_arg(pd, longindex >= 0 ? "--readonly" : "-r", "disk.read_only",
+				    "true")) {
+				fprintf(stderr, "plugdisk: out of memory\n");
+				return EXIT_RUNTIME;
+			}
+			break;
+		case 'v':
+			cli->log_level = LOG_LVL_DEBUG;
+			break;
+		case OPT_LOG_LEVEL:
+			cli->log_level = parse_log_level(optarg);
+			if (cli->log_level < 0) {
+				fprintf(stderr, "plugdisk: --log-level %s: must be error, warning, "
+						"info or debug\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_PIDFILE:
+			if (!*optarg) {
+				fprintf(stderr, "plugdisk: --pidfile '': must not be empty\n");
+				return EXIT_USAGE;
+			}
+			cli->pidfile = optarg;
+			break;
 		case OPT_DUMP:
 			cli->dump = true;
 			break;
 		case OPT_LIST_PROFILES:
 			conf_profile_list(stdout);
+			return EXIT_OK;
+		case OPT_LIST_KEYS:
+			conf_list_keys(stdout);
 			return EXIT_OK;
 		case 'h':
 			usage(stdout);

@@ -12,6 +12,8 @@ struct pd_config;
 struct pd_cli {
 	bool foreground;	/* -f */
 	bool dump;		/* --dump-config */
+	int log_level;		/* -v, --log-level: enum log_level */
+	const char *pidfile;	/* --pidfile, or NULL */
 	char **pos;		/* the arguments after the options */
 	int npos;
 };

@@ -148,6 +148,18 @@ static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 	return 0;
 }
 
+void control_help(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		fprintf(f, "%s\n", ctl_cmds[i].usage);
+}
+
+void control_list_commands(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		fprintf(f, "%s\n", ctl_cmds[i].name);
+}
+
 void control_show(struct pd *pd, struct ctl_out *out)
 {
 	ctl_printf(out, "# plugdisk %s: one command per write; these lines replay the state\n",

@@ -14,6 +14,7 @@
 #include <fuse_lowlevel.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct pd;
 
@@ -43,6 +44,11 @@ struct ctl_cmd {
 /* Run one command line (a write to the control file). Returns 0 or -errno; @out gets the
  * answer or the reason. */
 int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out);
+
+/* The commands' usage lines, as "help" answers them, for `plugdisk ctl help` without a
+ * mount; and their names alone, one a line (shell completion). */
+void control_help(FILE *f);
+void control_list_commands(FILE *f);
 
 /* The listing a read of the control file returns. */
 void control_show(struct pd *pd, struct ctl_out *out);

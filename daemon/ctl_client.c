@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* `plugdisk ctl MOUNTPOINT [COMMAND...]`: write one command to MOUNTPOINT/control and print
  * the answer, or, with no command, print the control file's listing. */
+#define FUSE_USE_VERSION 34
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/control.h"
 #include "daemon/daemon.h"
 
 /* Copy what remains of @fd to @out. Returns 0 or -errno. */
@@ -35,12 +38,28 @@ int pd_ctl_main(int argc, char **argv)
 	int fd, ret;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		fprintf(argc < 2 ? stderr : stdout,
+		FILE *f = argc < 2 ? stderr : stdout;
+
+		fprintf(f,
 			"Usage: plugdisk ctl MOUNTPOINT [COMMAND...]\n"
+			"       plugdisk ctl help\n"
 			"Write COMMAND to MOUNTPOINT/control and print its answer; with no COMMAND,\n"
-			"print the control file's listing. 'plugdisk ctl MOUNTPOINT help' lists the\n"
-			"commands.\n");
+			"print the control file's listing.\n"
+			"Exit status: 0 ok, 1 the command failed, 2 usage error, 4 MOUNTPOINT is not\n"
+			"a plugdisk mount.\n"
+			"\nCommands:\n");
+		control_help(f);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	/* "ctl help", "ctl MOUNTPOINT help" where nothing is mounted: the commands this
+	 * plugdisk knows, without asking a daemon. (A mounted disk answers help itself.) */
+	if (argc == 2 && !strcmp(argv[1], "help")) {
+		control_help(stdout);
+		return EXIT_OK;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--list-commands")) {
+		control_list_commands(stdout);
+		return EXIT_OK;
 	}
 	if ((size_t)snprintf(path, sizeof(path), "%s/control", argv[1]) >= sizeof(path)) {
 		fprintf(stderr, "plugdisk ctl: %s: path too long\n", argv[1]);
@@ -48,7 +67,25 @@ int pd_ctl_main(int argc, char **argv)
 	}
 	fd = open(path, argc > 2 ? O_RDWR : O_RDONLY);
 	if (fd < 0) {
-		fprintf(stderr, "plugdisk ctl: %s: %s\n", path, strerror(errno));
+		int e = errno;
+
+		/* No control file: the directory is not (or no longer) a plugdisk mount. Its own
+		 * status, so that a script can tell it from a refused command. */
+		if (argc == 3 && !strcmp(argv[2], "help")) {
+			control_help(stdout);
+			return EXIT_OK;
+		}
+		if (e == ENOENT || e == ENOTDIR) {
+			fprintf(stderr, "plugdisk ctl: %s is not a plugdisk mount (no %s)\n",
+				argv[1], path);
+			return EXIT_MOUNT;
+		}
+		if (e == ENOTCONN) {
+			fprintf(stderr, "plugdisk ctl: %s: the plugdisk daemon of this mount has "
+					"exited (unmount it with fusermount3 -u)\n", argv[1]);
+			return EXIT_MOUNT;
+		}
+		fprintf(stderr, "plugdisk ctl: %s: %s\n", path, strerror(e));
 		return EXIT_RUNTIME;
 	}
 	if (argc == 2) {

@@ -122,6 +122,9 @@ int pd_top_main(int argc, char **argv);
 /* `plugdisk ctl` (daemon/ctl_client.c). Returns an exit status. */
 int pd_ctl_main(int argc, char **argv);
 
+/* `plugdisk stats` (daemon/stats_client.c). Returns an exit status. */
+int pd_stats_main(int argc, char **argv);
+
 /* `plugdisk replay` (daemon/replay.c). Returns an exit status. */
 int pd_replay_main(int argc, char **argv);
 

@@ -135,6 +135,7 @@ static void pd_reload(struct pd *pd)
 	if (str_differs(nc.disk_image, pd->cfg.disk_image) ||
 	    (nc.disk_size_given && nc.disk_size != pd->be.size) ||
 	    str_differs(nc.disk_name, pd->cfg.disk_name) ||
+	    nc.disk_read_only != pd->cfg.disk_read_only ||
 	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
 	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
 	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
@@ -251,12 +252,35 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
+/* --pidfile: the daemon's PID, written once it runs (after the fork), so that the file exists
+ * by the time the start returns. 0, or -1 with the reason logged. */
+static int pd_pidfile_write(const char *path)
+{
+	char buf[32];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+
+	if (fd < 0) {
+		log_err("--pidfile %s: %m", path);
+		return -1;
+	}
+	if (write(fd, buf, (size_t)n) != n) {
+		log_err("--pidfile %s: write: %m", path);
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct pd pdata;
 	struct pd *pd = &pdata;
 	bool foreground, have_syslog = true, is_nbd;
 	char err[1024], *mp = NULL;
+	const char *pidfile = NULL;
 	struct pd_cli cli;
 	int ret, ready_pipe[2] = { -1, -1 };
 	sigset_t sigs;
@@ -265,11 +289,27 @@ int main(int argc, char **argv)
 		return pd_top_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "ctl"))
 		return pd_ctl_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "stats"))
+		return pd_stats_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
+	argv[0] = (char *)"plugdisk";	/* getopt's messages start with it, not with a path */
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
 		return ret;
+	/* The daemon leaves its working directory: keep the pidfile's path absolute. */
+	if (cli.pidfile && cli.pidfile[0] != '/') {
+		static char abs_pid[PATH_MAX];
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    (size_t)snprintf(abs_pid, sizeof(abs_pid), "%s/%s", cwd, cli.pidfile) >=
+			    sizeof(abs_pid)) {
+			fprintf(stderr, "plugdisk: --pidfile %s: path too long\n", cli.pidfile);
+			return EXIT_USAGE;
+		}
+		cli.pidfile = abs_pid;
+	}
 	foreground = cli.foreground;
 
 	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &pd->cfg, err, sizeof(err));
@@ -278,6 +318,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (cli.dump) {
+		uint64_t size;
+
+		/* The size in force: an existing image keeps its own unless one is asked for,
+		 * so that the output, fed back, describes the same disk. */
+		if (!pd->cfg.disk_size_given && !backend_uri_is_nbd(pd->cfg.disk_image) &&
+		    !pd_image_size(pd->cfg.disk_image, &size) && size)
+			pd->cfg.disk_size = size;
 		conf_print(&pd->cfg, stdout);
 		return EXIT_OK;
 	}
@@ -304,8 +351,8 @@ int main(int argc, char **argv)
 		if (!pd->cfg.disk_size_given && stat(pd->cfg.disk_image, &ist) == 0 &&
 		    (S_ISBLK(ist.st_mode) || S_ISREG(ist.st_mode)))
 			pd->cfg.disk_size = 0;
-		ret = backend_open(&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err,
-				   sizeof(err));
+		ret = (pd->cfg.disk_read_only ? backend_open_read_only : backend_open)(
+			&pd->be, pd->cfg.disk_image, pd->cfg.disk_size, err, sizeof(err));
 		if (ret) {
 			fprintf(stderr, "plugdisk: %s\n", err);
 			return EXIT_IMAGE;
@@ -336,13 +383,20 @@ int main(int argc, char **argv)
 		/* Without a syslog socket (a container, a minimal machine) syslog() drops every
 		 * message: log to stderr instead, and keep stderr open. */
 		have_syslog = access("/dev/log", F_OK) == 0;
-		log_init("plugdisk", have_syslog, LOG_LVL_INFO);
+		log_init("plugdisk", have_syslog, cli.log_level);
 		log_also_stderr(true);
 		if (!have_syslog)
 			log_warn("no syslog socket at /dev/log: logging to stderr");
 	} else {
-		log_init("plugdisk", false, LOG_LVL_INFO);
+		log_init("plugdisk", false, cli.log_level);
 	}
+	if (cli.pidfile && pd_pidfile_write(cli.pidfile)) {
+		ret = EXIT_RUNTIME;
+		goto fail;
+	}
+	pidfile = cli.pidfile; /* ours to remove at exit */
+	log_debug("log level %d; disk.image %s, %s", cli.log_level, pd->cfg.disk_image,
+		  pd->cfg.disk_read_only ? "read-only" : "read-write");
 
 	/* Signals are taken synchronously by the main thread; every other thread inherits
 	 * the blocked mask. */
@@ -357,10 +411,12 @@ int main(int argc, char **argv)
 		ret = backend_nbd_open(&pd->be, pd->cfg.disk_image, &pd->cfg.backend,
 				       pd->cfg.disk_size, err, sizeof(err));
 		if (ret) {
-			log_err("%s", err);
+			log_err("disk.image %s", err);
 			ret = EXIT_IMAGE;
 			goto fail;
 		}
+		if (pd->cfg.disk_read_only)
+			pd->be.read_only = true; /* writes and discards fail before they leave */
 	}
 	pd_cap_request_size(pd, &pd->cfg.queue);
 
@@ -453,11 +509,15 @@ int main(int argc, char **argv)
 		}
 	}
 	ret = pd_shutdown(pd, &sigs);
+	if (pidfile)
+		unlink(pidfile);
 	conf_free(&pd->cfg);
 	free(pd->args);
 	return ret;
 
 fail:
+	if (pidfile)
+		unlink(pidfile);
 	if (!foreground) {
 		char st = (char)ret;
 

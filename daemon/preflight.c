@@ -249,3 +249,28 @@ int pd_check_image_fits(const char *image, uint64_t size)
 	free(copy);
 	return ret;
 }
+
+int pd_image_size(const char *image, uint64_t *size)
+{
+	struct stat st;
+	uint64_t bytes;
+	int fd, ret = 0;
+
+	if (lstat(image, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	if (!S_ISBLK(st.st_mode))
+		return -EINVAL;
+	fd = open(image, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+		ret = -errno;
+	else
+		*size = bytes;
+	close(fd);
+	return ret;
+}

@@ -15,4 +15,8 @@ int pd_check_mountpoint(const char *arg, char **out);
  * EXIT_RUNTIME. */
 int pd_check_image_fits(const char *image, uint64_t size);
 
+/* The size of the existing image or block device @image (no symlink followed), for
+ * --dump-config: the size a start would take. 0, or -errno (missing, unreadable, neither). */
+int pd_image_size(const char *image, uint64_t *size);
+
 #endif

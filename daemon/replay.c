@@ -102,6 +102,7 @@ int pd_replay_main(int argc, char **argv)
 	bool crash, done = false;
 
 	log_init("plugdisk", false, LOG_LVL_INFO);
+	argv[0] = (char *)"plugdisk replay";	/* getopt's messages start with it */
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
@@ -120,7 +121,8 @@ int pd_replay_main(int argc, char **argv)
 		case 'm':
 			mode = cache_name_index(cache_cut_names, optarg);
 			if (mode < 0) {
-				fprintf(stderr, "plugdisk replay: --mode drop|prefix|subset|tear\n");
+				fprintf(stderr, "plugdisk replay: --mode %s: must be drop, prefix, subset "
+						"or tear\n", optarg);
 				return 2;
 			}
 			break;

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "conf/parse.h"
+#include "core/units.h"
 #include "daemon/daemon.h"
 #include "daemon/top.h"
 
@@ -26,6 +28,7 @@ enum top_mode { MODE_SCREEN, MODE_ONCE, MODE_BATCH };
 struct top {
 	const char *mnt;
 	double interval;
+	uint64_t count;			/* reports to print before exiting; 0 = until killed */
 	enum top_mode mode;
 	bool tty_in;			/* keys are read from stdin */
 	struct termios saved_tio;
@@ -120,11 +123,12 @@ static bool top_wait(struct top *t, double deadline)
 static void top_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: plugdisk top MOUNTPOINT [INTERVAL] [--once|--batch]\n"
+		"Usage: plugdisk top MOUNTPOINT [INTERVAL [COUNT]] [--once|--batch]\n"
 		"\n"
 		"Show a mounted plugdisk's I/O rates (iostat -x style), queue state, command slots,\n"
 		"rate-limit buckets and latency, from MOUNTPOINT/stats every INTERVAL seconds\n"
-		"(default 1, fractions allowed).\n"
+		"(default 1; fractions and units allowed: 0.5, 250ms, 2s), COUNT times (default:\n"
+		"until stopped), as iostat does.\n"
 		"\n"
 		"      --once     take two samples INTERVAL apart, print one report and exit\n"
 		"  -b, --batch    print a header and then one plain line per interval, until killed\n"
@@ -137,7 +141,7 @@ static void top_usage(FILE *f)
 
 static int top_parse_args(struct top *t, int argc, char **argv)
 {
-	const char *interval = NULL;
+	const char *interval = NULL, *count = NULL;
 	int once = 0, batch = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -157,6 +161,8 @@ static int top_parse_args(struct top *t, int argc, char **argv)
 			t->mnt = a;
 		} else if (!interval) {
 			interval = a;
+		} else if (!count) {
+			count = a;
 		} else {
 			fprintf(stderr, "plugdisk top: unexpected argument '%s'\n", a);
 			return -1;
@@ -172,16 +178,28 @@ static int top_parse_args(struct top *t, int argc, char **argv)
 	}
 	t->interval = 1.0;
 	if (interval) {
-		char *end;
+		uint64_t ns;
 
-		errno = 0;
-		t->interval = strtod(interval, &end);
-		if (errno || end == interval || *end || !isfinite(t->interval) ||
-		    t->interval < 0.01 || t->interval > 86400) {
+		/* core/units.h: "0.5" (seconds), "250ms", "2s" */
+		if (units_parse_duration(interval, 1000000000ull, &ns) || ns < 10000000ull ||
+		    ns > 86400000000000ull) {
 			fprintf(stderr,
-				"plugdisk top: INTERVAL must be a number of seconds from 0.01 to "
-				"86400 (got '%s')\n",
+				"plugdisk top: INTERVAL must be from 0.01 to 86400 seconds, as a number "
+				"of seconds or with a unit (250ms, 2s) (got '%s')\n",
 				interval);
+			return -1;
+		}
+		t->interval = (double)ns / 1e9;
+	}
+	if (count) {
+		if (conf_parse_u64_whole(count, &t->count) || !t->count) {
+			fprintf(stderr, "plugdisk top: COUNT must be a whole number of reports, at "
+					"least 1 (got '%s')\n", count);
+			return -1;
+		}
+		if (once) {
+			fprintf(stderr, "plugdisk top: --once and COUNT exclude each other (--once "
+					"is COUNT 1)\n");
 			return -1;
 		}
 	}
@@ -268,6 +286,15 @@ int pd_top_main(int argc, char **argv)
 			top_print_report(stdout, t.mnt, t.interval, &s[!cur], &s[cur], "\033[K\n", true);
 			fputs("\033[J", stdout);
 			fflush(stdout);
+			break;
+		}
+		if (t.count && !--t.count) {
+			/* COUNT reports printed: the last one stays on the terminal */
+			if (t.mode == MODE_SCREEN) {
+				screen_leave(&t);
+				top_print_report(stdout, t.mnt, t.interval, &s[!cur], &s[cur], "\n",
+						 false);
+			}
 			break;
 		}
 	}

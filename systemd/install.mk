@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # make install / make uninstall (included by the top Makefile): the binary, the systemd unit,
-# the example configuration and units, and the man pages. Honours PREFIX and DESTDIR.
+# the example configuration and units, the man pages and the bash completion. Honours PREFIX
+# and DESTDIR.
 
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
@@ -11,6 +12,8 @@ DOCDIR ?= $(PREFIX)/share/doc/plugdisk
 SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 # The unit reads SYSCONFDIR/plugdisk/NAME.conf.
 SYSCONFDIR ?= /etc
+# bash-completion loads completions/NAME on demand from here (PREFIX=/usr: the system's).
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 INSTALL ?= install
 
@@ -22,13 +25,23 @@ $(B)/systemd/plugdisk@.service: systemd/plugdisk@.service.in FORCE
 
 units: $(B)/systemd/plugdisk@.service
 
-install: $(B)/plugdisk $(B)/systemd/plugdisk@.service
+# The bash completion, its lists (options, keys and their words, profiles, control commands)
+# taken from the binary just built, so that they cannot fall behind it.
+$(B)/completion/plugdisk: completion/plugdisk.bash.in completion/gen.sh $(B)/plugdisk
+	@mkdir -p $(dir $@)
+	$(call quiet,GEN,$@)sh completion/gen.sh $(B)/plugdisk $< >$@.tmp && mv $@.tmp $@
+
+completion: $(B)/completion/plugdisk
+
+install: $(B)/plugdisk $(B)/systemd/plugdisk@.service $(B)/completion/plugdisk
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_UNITDIR) \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0755 $(B)/plugdisk $(DESTDIR)$(BINDIR)/plugdisk
 	$(INSTALL) -m 0644 $(B)/systemd/plugdisk@.service $(DESTDIR)$(SYSTEMD_UNITDIR)/plugdisk@.service
 	$(INSTALL) -m 0644 man/plugdisk.8 $(DESTDIR)$(MANDIR)/man8/plugdisk.8
 	$(INSTALL) -m 0644 man/plugdisk.conf.5 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5
+	$(INSTALL) -m 0644 $(B)/completion/plugdisk $(DESTDIR)$(BASHCOMPDIR)/plugdisk
 	$(INSTALL) -m 0644 systemd/examples/t1.conf systemd/examples/srv-plugdisk-t1.mount \
 		$(DESTDIR)$(DOCDIR)/examples/
 	@# The documented example next to where instance configs go (root-owned, 0644, as the
@@ -43,10 +56,11 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/plugdisk $(DESTDIR)$(SYSTEMD_UNITDIR)/plugdisk@.service \
 		$(DESTDIR)$(MANDIR)/man8/plugdisk.8 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5 \
 		$(DESTDIR)$(DOCDIR)/examples/t1.conf $(DESTDIR)$(DOCDIR)/examples/srv-plugdisk-t1.mount \
-		$(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example
+		$(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example \
+		$(DESTDIR)$(BASHCOMPDIR)/plugdisk
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/plugdisk 2>/dev/null
 
-.PHONY: units
+.PHONY: units completion
 
 .PHONY: FORCE
 FORCE:

@@ -29,13 +29,15 @@ case_() {
 	local want=$1 desc=$2 pat=$3; shift 3
 	expect_exit "$want" "${PD[@]}" "$@"
 	grep -qEi -- "$pat" "$T/out" || { cat "$T/out" >&2; fail "$desc: message lacks '$pat'"; }
+	grep -q "error: " "$T/out" && { cat "$T/out" >&2; fail "$desc: a stray 'error: '"; }
 	unchanged "$desc"
 	log "ok: $desc ($want): $(head -n1 "$T/out")"
 }
 
-# Options and arguments.
-case_ 2 "unknown option" "bogus" --bogus -i "$T/img" -s 1M "$MNT"
-case_ 2 "unknown short option" "invalid option|-- 'Z'" -f -Z -i "$T/img" -s 1M "$MNT"
+# Options and arguments. Every message starts "plugdisk: ", not with the path the binary was
+# started by, and none carries a log level's "error: ".
+case_ 2 "unknown option" "^plugdisk: unrecognized option '--bogus'" --bogus -i "$T/img" -s 1M "$MNT"
+case_ 2 "unknown short option" "^plugdisk: invalid option -- 'Z'" -f -Z -i "$T/img" -s 1M "$MNT"
 case_ 2 "missing mountpoint" "mountpoint" -f -i "$T/img" -s 1M
 case_ 2 "extra argument" "extra" -f -i "$T/img" -s 1M "$MNT" extra
 case_ 2 "option without its value" "requires an argument|-i" -f -s 1M "$MNT" -i
@@ -61,7 +63,27 @@ case_ 2 "--options names --options" "^plugdisk: --options .*: mount\.options: mu
 	-f -i "$T/img" -s 1M --options="$(printf 'ro\001')" "$MNT"
 case_ 2 "--set still names --set" "^plugdisk: --set disk\.size=1000: disk\.size: .*512" \
 	-f -i "$T/new.img" --set disk.size=1000 "$MNT"
+# A key spelt wrong names the nearest one.
+case_ 2 "--set typo suggests" "controller\.latecy_us: unknown key \(did you mean controller\.latency_us\?\)" \
+	-f -i "$T/img" -s 1M --set controller.latecy_us=5 "$MNT"
+case_ 2 "--set group typo suggests" "did you mean controller\.latency_us\?" \
+	-f -i "$T/img" -s 1M --set controler.latency_us=5 "$MNT"
+case_ 2 "--set far from any key" "xyzzy: unknown key$" -f -i "$T/img" -s 1M --set xyzzy=5 "$MNT"
+# disk.image: a URI of another scheme, or an NBD URI mistyped, is refused, not made a file.
+case_ 2 "NBD:// upper case" "^plugdisk: -i NBD://h/x: disk\.image: .*not an NBD URI" \
+	-f -i NBD://h/x -s 1M "$MNT"
+case_ 2 "nbd:/ one slash" "^plugdisk: -i nbd:/x: disk\.image: .*not an NBD URI" -f -i nbd:/x -s 1M "$MNT"
+case_ 2 "http://" "^plugdisk: -i http://h/x: disk\.image: unknown URI scheme \"http:\"" \
+	-f -i http://h/x -s 1M "$MNT"
+case_ 2 "nbd+unx://" "unknown NBD transport" -f -i "nbd+unx:///?socket=/s" -s 1M "$MNT"
+[ -e "$T/cwd/http:" ] || [ -e "$T/cwd/NBD:" ] || [ -e "$T/cwd/nbd:" ] &&
+	fail "a URI became a directory"
 [ -e "$T/new.img" ] && fail "an image was created by a refused command line"
+# An NBD server that is not there: the message names disk.image and the address, not the
+# libnbd call that failed. (Port 1: nothing listens on it.)
+case_ 3 "NBD server not there" "^plugdisk: disk\.image nbd://127\.0\.0\.1:1/x: cannot connect: .*refused" \
+	-f -i nbd://127.0.0.1:1/x "$MNT"
+grep -q "nbd_" "$T/out" && fail "the NBD message names a libnbd function: $(cat "$T/out")"
 
 # Mountpoints.
 touch "$T/file"
@@ -110,6 +132,21 @@ kill -0 "$first" || fail "the first daemon died"
 [ "$(stat_get disk_size_bytes)" = $((1 << 20)) ] || fail "first mount no longer answers"
 pd_stop "$first"
 unchanged "after the first daemon stopped"
+
+# Sizes, durations and words as people write them; --dump-config prints what they mean.
+expect_exit 0 "$PLUGDISK" --dump-config -i "$T/new.img" -s 1.5G --set controller.latency_us=2ms \
+	--set "controller.read_latency_us=1.5 ms" --set cache.flush=honor \
+	--set controller.bandwidth=100MB/s --set queue.max_request_size=1MiB
+for want in 'size = "1536M";' 'latency_us = 2000;' 'read_latency_us = 1500;' \
+	'flush = "honour";' 'bandwidth = 100000000;' 'max_request_size = "1M";'; do
+	grep -qF "	$want" "$T/out" || { cat "$T/out" >&2; fail "--dump-config lacks '$want'"; }
+done
+case_ 2 "a duration not whole" "controller\.latency_us: \"1500ns\" is not a whole number of microseconds" \
+	-f -i "$T/img" --set controller.latency_us=1500ns "$MNT"
+case_ 2 "a fraction of a byte" "^plugdisk: -s 0\.3K: disk\.size: not a size" -f -i "$T/new.img" -s 0.3K "$MNT"
+case_ 2 "size 0 reads cleanly" "^plugdisk: -s 0: disk\.size: must be between 512 and 1E \(got 0\)$" \
+	-f -i "$T/new.img" -s 0 "$MNT"
+[ -e "$T/new.img" ] && fail "an image was created by --dump-config or a refused size"
 
 # --help and --version succeed.
 expect_exit 0 "$PLUGDISK" --help

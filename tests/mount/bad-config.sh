@@ -41,6 +41,18 @@ cfg 'queue = { frobnicate = 1; };'
 bad "unknown key" 2 "queue.frobnicate"
 cfg 'gizmo = { x = 1; };'
 bad "unknown group" 2 "gizmo"
+cfg 'controler = { latency_us = 5; };'
+bad "group spelt wrong" 2 "controler: unknown key (did you mean controller?)"
+cfg 'queue = { nomerge = 1; };'
+bad "key spelt wrong" 2 "queue.nomerge: unknown key (did you mean queue.nomerges?)"
+cfg 'controller = { latency_us = "2 parsecs"; };'
+bad "a duration without a known unit" 2 "controller.latency_us: not a duration: \"2 parsecs\""
+cfg 'controller = { latency_us = "1500ns"; };'
+bad "a duration not whole" 2 "\"1500ns\" is not a whole number of microseconds"
+cfg 'controller = { bandwidth = "1.5"; };'
+bad "a fraction of a byte" 2 "controller.bandwidth: not a rate"
+cfg 'cache = { flush = "honr"; };'
+bad "a word spelt wrong" 2 "must be one of honour, ignore"
 cfg '' 'queue = { nomerges = "two"; };'
 bad "wrong type (string for int)" 3 "queue.nomerges"
 cfg 'queue = { plug = 3.5; };'

@@ -66,5 +66,18 @@ assert_eq "$(grep -v '^#' "$MNT/control" | tr '\n' ' ')" "start unplug thaw " "l
 grep -q '^freeze' "$T/help" || fail "help does not list freeze"
 expect_exit 1 "$PLUGDISK" ctl "$MNT" frobnicate
 grep -q "unknown command 'frobnicate'" "$T/out" || fail "ctl did not print the reason"
+# A directory that is not a plugdisk mount: said so, with status 4, for reads and commands.
+mkdir "$T/plain"
+expect_exit 4 "$PLUGDISK" ctl "$T/plain"
+grep -q "^plugdisk ctl: $T/plain is not a plugdisk mount" "$T/out" || fail "ctl on a plain directory: $(cat "$T/out")"
+expect_exit 4 "$PLUGDISK" ctl "$T/plain" stop
+grep -q "not a plugdisk mount" "$T/out" || fail "ctl stop on a plain directory: $(cat "$T/out")"
+# help without a mount: the same commands the daemon lists.
+"$PLUGDISK" ctl help >"$T/help0" || fail "ctl help without a mount"
+diff "$T/help" "$T/help0" >&2 || fail "ctl help differs from the daemon's"
+"$PLUGDISK" ctl "$T/plain" help >"$T/help1" || fail "ctl DIR help on a plain directory"
+diff "$T/help" "$T/help1" >&2 || fail "ctl DIR help differs from the daemon's"
+"$PLUGDISK" ctl --help >"$T/usage" || fail "ctl --help"
+grep -q '^freeze' "$T/usage" || fail "ctl --help does not list the commands"
 assert_identities
 pd_stop

@@ -43,6 +43,12 @@ for cmd in "${bad[@]}"; do
 	assert_eq "$((n1 - n0))" 1 "log lines for '$cmd'"
 	grep -qF "control: '$cmd'" "$T/daemon.log" || fail "the log does not name '$cmd'"
 done
+# ENOSYS says why it is refused.
+ctl fault add error=ENOSYS >"$T/out" 2>&1 && fail "error=ENOSYS accepted"
+grep -q "error=ENOSYS: refused: the kernel's FUSE client takes ENOSYS as \"not implemented\"" \
+	"$T/out" || fail "ENOSYS: no reason: $(cat "$T/out")"
+ctl fault add error=38 >"$T/out" 2>&1 && fail "error=38 accepted"
+grep -q "refused" "$T/out" || fail "error=38: no reason: $(cat "$T/out")"
 ctl fault list >"$T/after" || fail "fault list"
 diff "$T/before" "$T/after" >&2 || fail "the faults changed"
 assert_eq "$(stat_get faults_active)" 2 "faults_active"

@@ -47,6 +47,11 @@ done
 
 # Crash states after flush 3: drop loses the whole tail.
 rm -f "$T/r.img"
+expect_exit 2 "$PLUGDISK" replay "$T/w.log" "$T/r.img" --crash 3 --mode bogus
+grep -q "^plugdisk replay: --mode bogus: must be drop, prefix, subset or tear$" "$T/out" ||
+	fail "--mode bogus: $(cat "$T/out")"
+expect_exit 2 "$PLUGDISK" replay "$T/w.log" --bogus
+grep -q "^plugdisk replay: unrecognized option '--bogus'" "$T/out" || fail "--bogus: $(cat "$T/out")"
 "$PLUGDISK" replay "$T/w.log" "$T/r.img" --crash 3 --mode drop >"$T/out" ||
 	fail "replay --crash 3 --mode drop failed"
 cmp -s <(region "$T/r.img" 2) "$T/p3" || fail "--crash 3: step 3 lost"

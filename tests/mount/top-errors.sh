@@ -14,7 +14,8 @@ for iv in 0 -1 abc 1x nan inf 1e9 ''; do
 done
 expect_exit 2 "$PLUGDISK" top "$T" --bogus
 grep -q -- --bogus "$T/out" || fail "unknown option not named: $(cat "$T/out")"
-expect_exit 2 "$PLUGDISK" top "$T" 1 2
+expect_exit 2 "$PLUGDISK" top "$T" 1 2 3
+grep -q "unexpected argument .3." "$T/out" || fail "a third argument: $(cat "$T/out")"
 expect_exit 2 "$PLUGDISK" top "$T" --once --batch
 expect_exit 0 "$PLUGDISK" top --help
 grep -q -- --batch "$T/out" || fail "--help does not list --batch"

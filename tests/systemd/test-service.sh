@@ -219,6 +219,9 @@ N sed -i 's/bandwidth = "7M"/bandwidth = "7M"; nomerges_typo = 1/' "/etc/plugdis
 N systemctl reload "plugdisk@$NAME.service"
 wait_until 10 journal_has "plugdisk@$NAME" nomerges_typo ||
 	{ show_journal "plugdisk@$NAME"; fail "a refused reload does not name the key in the journal"; }
+# ...at error priority (the daemon's "<3>" prefix on the journal's stream), with no tag.
+N journalctl -u "plugdisk@$NAME" -p err --no-pager -o cat 2>/dev/null | grep -q "^plugdisk: reload refused.*nomerges_typo" ||
+	{ show_journal "plugdisk@$NAME"; fail "the refused reload is not an error in the journal"; }
 assert_eq "$(unit_state "plugdisk@$NAME.service")" active "state after a refused reload"
 assert_eq "$(ns_stat "$BW_STAT")" 7340032 "$BW_STAT after a refused reload"
 N sed -i 's/; nomerges_typo = 1//' "/etc/plugdisk/$NAME.conf"

@@ -37,6 +37,27 @@ START_TEST(test_paths_are_not_nbd)
 }
 END_TEST
 
+/* disk.image: another scheme, or an NBD URI mistyped, is refused rather than made a path. */
+START_TEST(test_image_check_refuses_other_schemes)
+{
+	ck_assert_int_eq(backend_image_check("plugdisk.img", err, sizeof(err)), 0);
+	ck_assert_int_eq(backend_image_check("/var/lib/x.img", err, sizeof(err)), 0);
+	ck_assert_int_eq(backend_image_check("disk:1.img", err, sizeof(err)), 0);
+	ck_assert_int_eq(backend_image_check("./http://x", err, sizeof(err)), 0);
+	ck_assert_int_eq(backend_image_check("nbd://h/x", err, sizeof(err)), 0);
+	ck_assert_int_eq(backend_image_check("http://h/x", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "unknown URI scheme \"http:\""), "%s", err);
+	ck_assert_int_eq(backend_image_check("file:///x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(backend_image_check("NBD://h/x", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "is not an NBD URI"), "%s", err);
+	ck_assert_int_eq(backend_image_check("nbd:/x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(backend_image_check("nbd:x", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(backend_image_check("Nbds+unix:///?socket=/s", err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(backend_image_check("nbd+unx:///?socket=/s", err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "unknown NBD transport"), "%s", err);
+}
+END_TEST
+
 START_TEST(test_tcp_host_port_export)
 {
 	ck_assert_int_eq(nbd_uri_parse("nbd://example.com:10810/vol%2F1", &u, err, sizeof(err)),
@@ -206,6 +227,7 @@ static Suite *uri_suite(void)
 
 	tcase_add_test(tc, test_detects_nbd_schemes);
 	tcase_add_test(tc, test_paths_are_not_nbd);
+	tcase_add_test(tc, test_image_check_refuses_other_schemes);
 	tcase_add_test(tc, test_tcp_host_port_export);
 	tcase_add_test(tc, test_default_port_and_export);
 	tcase_add_test(tc, test_ipv6_and_user);

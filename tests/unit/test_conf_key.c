@@ -357,8 +357,8 @@ START_TEST(test_load_args_names_the_option)
 	ck_assert_int_eq(conf_load_args(NULL, s, 1, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "-s 1000: disk.size: must be a multiple of 512 (got 1000)");
 	ck_assert_int_eq(conf_load_args(NULL, size, 1, &c, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err, "--size 12Q: disk.size: not a size: \"12Q\" (an integer with an "
-			      "optional K, M, G or T suffix)");
+	ck_assert_str_eq(err, "--size 12Q: disk.size: not a size: \"12Q\" (bytes, with an optional "
+			      "suffix: K, M, G, T, P, E or KiB, MiB... binary, KB, MB... decimal)");
 	ck_assert_int_eq(conf_load_args(NULL, img, 1, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "-i '': disk.image: must not be empty");
 	ck_assert_int_eq(conf_load_args(NULL, set, 1, &c, err, sizeof(err)), -EINVAL);

@@ -86,8 +86,14 @@ START_TEST(test_size_suffixes_and_boundaries)
 	ck_assert_uint_eq(v, UINT64_MAX);
 	ck_assert_int_eq(conf_parse_size("18446744073709551616", &v), -ERANGE);
 	ck_assert_int_eq(conf_parse_size("1KK", &v), -EINVAL);
-	ck_assert_int_eq(conf_parse_size("1 K", &v), -EINVAL);
-	ck_assert_int_eq(conf_parse_size("1P", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("1 K", &v), 0);	/* as systemd takes it */
+	ck_assert_uint_eq(v, 1024);
+	ck_assert_int_eq(conf_parse_size("1P", &v), 0);
+	ck_assert_uint_eq(v, 1ull << 50);
+	ck_assert_int_eq(conf_parse_size("15E", &v), 0);
+	ck_assert_uint_eq(v, 15ull << 60);
+	ck_assert_int_eq(conf_parse_size("16E", &v), -ERANGE);
+	ck_assert_int_eq(conf_parse_size("1Q", &v), -EINVAL);
 	ck_assert_int_eq(conf_parse_size(NULL, &v), -EINVAL);
 }
 END_TEST

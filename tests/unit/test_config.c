@@ -149,11 +149,17 @@ START_TEST(test_sizes_with_suffixes)
 	ck_assert_uint_eq(v, 2ull << 30);
 	ck_assert_int_eq(conf_parse_size("1T", &v), 0);
 	ck_assert_uint_eq(v, 1ull << 40);
-	ck_assert_int_eq(conf_parse_size("1.5G", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("1.5G", &v), 0);	/* core/units.c has the rest */
+	ck_assert_uint_eq(v, 3ull << 29);
+	ck_assert_int_eq(conf_parse_size("1GiB", &v), 0);
+	ck_assert_uint_eq(v, 1ull << 30);
+	ck_assert_int_eq(conf_parse_size("1P", &v), 0);
+	ck_assert_uint_eq(v, 1ull << 50);
 	ck_assert_int_eq(conf_parse_size("", &v), -EINVAL);
 	ck_assert_int_eq(conf_parse_size("G", &v), -EINVAL);
 	ck_assert_int_eq(conf_parse_size("-1", &v), -EINVAL);
-	ck_assert_int_eq(conf_parse_size("1KB", &v), -EINVAL);
+	ck_assert_int_eq(conf_parse_size("1KB", &v), 0);
+	ck_assert_uint_eq(v, 1000);
 	ck_assert_int_eq(conf_parse_size("16777216T", &v), -ERANGE);
 	ck_assert_int_eq(conf_parse_size("99999999999999999999", &v), -ERANGE);
 
@@ -169,6 +175,83 @@ START_TEST(test_sizes_with_suffixes)
 	ck_assert_uint_eq(c.ctrl.write_bandwidth, 8ull << 30);
 	ck_assert_uint_eq(c.ctrl.iops, 500);
 	conf_free(&c);
+}
+END_TEST
+
+/* Durations in every key named _us or _ms, rates with "/s", sizes with fractions and IEC or
+ * SI suffixes, and "honor": each as the file's string or --set's value, beside the plain
+ * numbers that worked before. */
+START_TEST(test_units_in_keys)
+{
+	struct pd_config c;
+	char *sets[] = { S("controller.latency_us=2ms"), S("controller.read_latency_us=1.5ms"),
+			 S("controller.write_latency_us=250"), S("queue.unplug_delay_us=3 ms"),
+			 S("backend.timeout_ms=1min 30s"), S("controller.burst_ms=2s"),
+			 S("controller.bandwidth=100MB/s"), S("controller.write_bandwidth=1.5GiB"),
+			 S("disk.size=1.5G"), S("cache.flush=honor"),
+			 S("cache.destage_rate=64M/s") };
+
+	ck_assert_msg(conf_load(NULL, sets, sizeof(sets) / sizeof(sets[0]), &c, err,
+				sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(c.ctrl.latency_us, 2000);
+	ck_assert_uint_eq(c.ctrl.read_latency_us, 1500);
+	ck_assert_uint_eq(c.ctrl.write_latency_us, 250);
+	ck_assert_uint_eq(c.queue.unplug_delay_us, 3000);
+	ck_assert_uint_eq(c.backend.timeout_ms, 90000);
+	ck_assert_uint_eq(c.ctrl.burst_ms, 2000);
+	ck_assert_uint_eq(c.ctrl.bandwidth, 100000000);
+	ck_assert_uint_eq(c.ctrl.write_bandwidth, 3ull << 29);
+	ck_assert_uint_eq(c.disk_size, 3ull << 29);
+	ck_assert_uint_eq(c.cache.flush, 0);
+	ck_assert_str_eq(cache_flush_names[c.cache.flush], "honour");
+	ck_assert_uint_eq(c.cache.destage_rate, 64ull << 20);
+	conf_free(&c);
+
+	ck_assert_msg(load_text("controller = { latency_us = \"2ms\"; flush_latency_us = 7;"
+				" seek_full_us = \"8ms\"; seek_settle_us = \"500us\"; rpm = 7200;"
+				" media_rate_outer = \"200MB/s\"; };\n"
+				"cache = { destage_delay_ms = \"1s\"; };\n", NULL, 0, &c, NULL) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(c.ctrl.latency_us, 2000);
+	ck_assert_uint_eq(c.ctrl.flush_latency_us, 7);
+	ck_assert_uint_eq(c.ctrl.seek_full_us, 8000);
+	ck_assert_uint_eq(c.ctrl.seek_settle_us, 500);
+	ck_assert_uint_eq(c.ctrl.media_rate_outer, 200000000);
+	ck_assert_uint_eq(c.cache.destage_delay_ms, 1000);
+	conf_free(&c);
+
+	expect_set_error("controller.latency_us=1500ns",
+			 "--set controller.latency_us=1500ns: controller.latency_us: \"1500ns\" is "
+			 "not a whole number of microseconds");
+	expect_set_error("controller.latency_us=2 parsecs",
+			 "--set controller.latency_us=2 parsecs: controller.latency_us: not a duration: "
+			 "\"2 parsecs\" (microseconds, or a number with a unit: 2ms, 1.5s, 250us, 1min)");
+	expect_set_error("controller.latency_us=2h",
+			 "--set controller.latency_us=2h: controller.latency_us: must be at most "
+			 "3600000000 (got 7200000000)");
+	expect_set_error("controller.latency_us=-2ms",
+			 "--set controller.latency_us=-2ms: controller.latency_us: must not be "
+			 "negative (got -2ms)");
+	expect_set_error("controller.iops=2ms",
+			 "--set controller.iops=2ms: controller.iops: not a number");
+	expect_set_error("disk.size=1G/s", "--set disk.size=1G/s: disk.size: not a size: \"1G/s\" "
+			 "(bytes, with an optional suffix: K, M, G, T, P, E or KiB, MiB... binary, "
+			 "KB, MB... decimal)");
+	expect_set_error("disk.size=0.3K", "--set disk.size=0.3K: disk.size: not a size: "
+			 "\"0.3K\" (bytes, with an optional suffix: K, M, G, T, P, E or KiB, MiB... "
+			 "binary, KB, MB... decimal)");
+	expect_set_error("controller.bandwidth=1x/s",
+			 "--set controller.bandwidth=1x/s: controller.bandwidth: not a rate: \"1x/s\" "
+			 "(bytes per second, with an optional suffix: K, M, G, T, P, E or KiB, MiB... "
+			 "binary, KB, MB... decimal)");
+	expect_set_error("cache.flush=honr",
+			 "--set cache.flush=honr: cache.flush: must be one of honour, ignore (got "
+			 "\"honr\")");
+	expect_file_error("queue = {\n nomerges = \"2ms\"; };\n",
+			  "2: queue.nomerges: expected an integer, got a string");
+	expect_file_error("controller = {\n latency_us = 1.5; };\n",
+			  "2: controller.latency_us: expected an integer or a duration string such as "
+			  "\"2ms\", got a floating-point number");
 }
 END_TEST
 
@@ -215,16 +298,18 @@ END_TEST
 START_TEST(test_unknown_key_names_file_line_key)
 {
 	expect_file_error("queue = {\n\tplug = true;\n\tnomerge = 1;\n};\n",
-			  "3: queue.nomerge: unknown key");
+			  "3: queue.nomerge: unknown key (did you mean queue.nomerges?)");
 }
 END_TEST
 
 START_TEST(test_unknown_group_and_top_level_scalar)
 {
 	expect_file_error("\nqueu = { nomerges = 1; };\n",
-			  "2: queu: unknown key (groups are disk, mount, queue, controller, backend, cache)");
+			  "2: queu: unknown key (did you mean queue?)");
 	expect_file_error("nomerges = 1;\n",
-			  "1: nomerges: unknown key (groups are disk, mount, queue, controller, backend, cache)");
+			  "1: nomerges: unknown key (did you mean queue.nomerges?)");
+	expect_file_error("xyzzy = 1;\n",
+			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
 }
@@ -378,9 +463,9 @@ START_TEST(test_disk_size_bounds)
 	expect_file_error("disk = { size = 1000; };\n",
 			  "1: disk.size: must be a multiple of 512 (got 1000)");
 	expect_file_error("disk = { size = 0; };\n",
-			  "1: disk.size: must be between 512 and 1048576T (got 0)");
+			  "1: disk.size: must be between 512 and 1E (got 0)");
 	expect_set_error("disk.size=2000000T",
-			 "--set disk.size=2000000T: disk.size: must be between 512 and 1048576T (got "
+			 "--set disk.size=2000000T: disk.size: must be between 512 and 1E (got "
 			 "2000000T)");
 }
 END_TEST
@@ -442,7 +527,11 @@ END_TEST
 
 START_TEST(test_set_unknown_key)
 {
-	expect_set_error("queue.nomerge=1", "--set queue.nomerge=1: queue.nomerge: unknown key");
+	expect_set_error("queue.nomerge=1",
+			 "--set queue.nomerge=1: queue.nomerge: unknown key (did you mean queue.nomerges?)");
+	expect_set_error("controler.latecy_us=1", "--set controler.latecy_us=1: controler.latecy_us: "
+			 "unknown key (did you mean controller.latency_us?)");
+	expect_set_error("xyzzy=1", "--set xyzzy=1: xyzzy: unknown key");
 	expect_set_error("queue=1", "--set queue=1: queue: unknown key");
 }
 END_TEST
@@ -631,14 +720,14 @@ END_TEST
 START_TEST(test_faults_refused)
 {
 	expect_file_error("faults = ( \"error=EIO\",\n \"op=write error=EBOGUS\" );\n",
-			  "2: faults[1]: error: unknown errno \"EBOGUS\" (EIO, ENOSPC, ETIMEDOUT, "
+			  "2: faults[1]: error=EBOGUS: unknown errno (EIO, ENOSPC, ETIMEDOUT, "
 			  "EROFS, ...)");
 	expect_file_error("faults = ( 5 );\n", "1: faults[0]: expected a string, got an integer");
 	expect_file_error("faults = \"error=EIO\";\n",
 			  "1: faults: expected a list of strings ( \"...\" ), got a string");
 	expect_set_error("faults=error=EIO; latency=5",
 			 "--set faults=error=EIO; latency=5: faults[1]: latency: expected DURATION, "
-			 "uniform:MIN:MAX, exp:MEAN or pareto:SCALE:ALPHA, durations with ns/us/ms/s "
+			 "uniform:MIN:MAX, exp:MEAN or pareto:SCALE:ALPHA, durations such as 2ms "
 			 "(got \"5\")");
 }
 END_TEST
@@ -653,6 +742,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_faults_refused);
 	tcase_add_test(tc, test_example_file_loads_with_defaults);
 	tcase_add_test(tc, test_sizes_with_suffixes);
+	tcase_add_test(tc, test_units_in_keys);
 	tcase_add_test(tc, test_set_overrides_file);
 	tcase_add_test(tc, test_set_bool_words);
 	tcase_add_test(tc, test_unknown_key_names_file_line_key);

@@ -243,7 +243,9 @@ START_TEST(test_parse_refuses)
 		"error=EIO prob=0",
 		"error=EIO every=0",
 		"error=EIO after=3 parsecs",
-		"error=EIO after=5m",		/* durations: ns, us, ms, s */
+		"error=EIO after=5y",		/* durations: ns, us, ms, s, m, h, d */
+		"error=EIO after=61m",		/* at most an hour */
+		"latency=1.5ns",		/* whole nanoseconds */
 		"latency=5",			/* a duration needs its unit */
 		"latency=uniform:10ms:1ms",
 		"latency=pareto:1ms",

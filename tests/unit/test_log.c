@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the logger (core/log.c): a line cut to the buffer still ends in a newline and
  * never carries the terminating NUL. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -74,6 +77,73 @@ START_TEST(test_short_line_is_whole)
 }
 END_TEST
 
+/* Log @msg at @lvl as "pd" to a pipe on stderr, with JOURNAL_STREAM unset (@journal NULL),
+ * naming that pipe (""), or as given; return what reached the pipe in @out (NUL-terminated). */
+static void log_level_captured(enum log_level lvl, const char *journal, const char *msg,
+			       char *out, size_t outlen)
+{
+	int fds[2], saved;
+	struct stat st;
+	char js[64];
+	ssize_t n;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(saved, 0);
+	ck_assert_int_ge(dup2(fds[1], STDERR_FILENO), 0);
+	ck_assert_int_eq(fstat(fds[1], &st), 0);
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (!journal)
+		unsetenv("JOURNAL_STREAM");
+	else
+		setenv("JOURNAL_STREAM", *journal ? journal : js, 1);
+	log_init("pd", false, LOG_LVL_DEBUG);
+	log_msg(lvl, "%s", msg);
+	ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+	close(saved);
+	close(fds[1]);
+	n = read(fds[0], out, outlen - 1);
+	close(fds[0]);
+	ck_assert_int_gt(n, 0);
+	out[n] = '\0';
+	unsetenv("JOURNAL_STREAM");
+}
+
+/* An error is "ident: message", no "error: " tag; the other levels but info say what they
+ * are. */
+START_TEST(test_level_tags)
+{
+	char out[256];
+
+	log_level_captured(LOG_LVL_ERR, NULL, "it failed", out, sizeof(out));
+	ck_assert_str_eq(out, "pd: it failed\n");
+	log_level_captured(LOG_LVL_WARN, NULL, "careful", out, sizeof(out));
+	ck_assert_str_eq(out, "pd: warning: careful\n");
+	log_level_captured(LOG_LVL_INFO, NULL, "fine", out, sizeof(out));
+	ck_assert_str_eq(out, "pd: fine\n");
+	log_level_captured(LOG_LVL_DEBUG, NULL, "detail", out, sizeof(out));
+	ck_assert_str_eq(out, "pd: debug: detail\n");
+}
+END_TEST
+
+/* On the journal's stream each line starts with its syslog priority, which journald reads. */
+START_TEST(test_journal_priorities)
+{
+	char out[256];
+
+	log_level_captured(LOG_LVL_ERR, "", "it failed", out, sizeof(out));
+	ck_assert_str_eq(out, "<3>pd: it failed\n");
+	log_level_captured(LOG_LVL_WARN, "", "careful", out, sizeof(out));
+	ck_assert_str_eq(out, "<4>pd: warning: careful\n");
+	log_level_captured(LOG_LVL_INFO, "", "fine", out, sizeof(out));
+	ck_assert_str_eq(out, "<6>pd: fine\n");
+	/* JOURNAL_STREAM naming another file (stderr redirected by hand): no prefix */
+	log_level_captured(LOG_LVL_ERR, "1:1", "x", out, sizeof(out));
+	ck_assert_str_eq(out, "pd: x\n");
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
@@ -82,6 +152,8 @@ static Suite *log_suite(void)
 	tcase_add_test(tc, test_line_of_exactly_the_buffer_size);
 	tcase_add_test(tc, test_line_longer_than_the_buffer);
 	tcase_add_test(tc, test_short_line_is_whole);
+	tcase_add_test(tc, test_level_tags);
+	tcase_add_test(tc, test_journal_priorities);
 	suite_add_tcase(s, tc);
 	return s;
 }

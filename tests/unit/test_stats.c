@@ -72,6 +72,27 @@ START_TEST(test_lat_hist_empty_is_zero)
 }
 END_TEST
 
+/* The stats file's cumulative bounds are bucket boundaries: the counts under them are exact. */
+START_TEST(test_lat_hist_count_below)
+{
+	static const uint64_t v[] = { 0, 1, 3, 15, 16, 17, 31, 32, 1000, 1023, 1024, 1ull << 30 };
+
+	memset(&hist, 0, sizeof(hist));
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		lat_hist_add(&hist, v[i]);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 1), 1);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 2), 2);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 4), 3);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 16), 4);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 32), 7);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 64), 8);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 1024), 10);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 2048), 11);
+	ck_assert_uint_eq(lat_hist_count_below(&hist, 1ull << LAT_LE_MAX), 11);
+	ck_assert_uint_eq(hist.count, 12);
+}
+END_TEST
+
 START_TEST(test_lat_hist_exact_below_16us)
 {
 	for (int i = 0; i < 16; i++)
@@ -405,6 +426,7 @@ static Suite *stats_suite(void)
 
 	tc = tcase_create("lat_hist");
 	tcase_add_test(tc, test_lat_hist_empty_is_zero);
+	tcase_add_test(tc, test_lat_hist_count_below);
 	tcase_add_test(tc, test_lat_hist_exact_below_16us);
 	tcase_add_test(tc, test_lat_hist_uniform);
 	tcase_add_test(tc, test_lat_hist_exponential);
