@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Every command a test requires (require_cmd, command -v) is installed, and by a package that
-# 'make deps' installs: one in the Makefile's DEB_PACKAGES, a direct dependency of one, or a
+# 'make deps' installs: one in the Makefile's DEB_PACKAGES, a dependency of one, or a
 # package every Debian system has (priority required, or essential). So a fresh machine's
 # 'make check' skips no test for want of a tool.
 . "$(dirname "$0")/../lib.sh"
@@ -9,9 +9,13 @@ require_cmd dpkg-query apt-cache
 
 make -s -C "$TOP" print-deps >"$T/deps" || fail "make print-deps failed"
 [ "$(wc -l <"$T/deps")" -ge 10 ] || fail "make print-deps listed only $(wc -l <"$T/deps") packages"
-# The packages those pull in directly (build-essential brings make and gcc, say).
-xargs apt-cache depends --no-recommends --no-suggests --no-enhances <"$T/deps" 2>/dev/null |
-	awk '$1 ~ /Depends:$/ {gsub(/[<>]/, "", $2); print $2}' >>"$T/deps"
+# The packages those pull in, two levels down (build-essential brings make and gcc;
+# pkg-config brings pkgconf, which brings pkgconf-bin).
+for _ in 1 2; do
+	xargs apt-cache depends --no-recommends --no-suggests --no-enhances <"$T/deps" 2>/dev/null |
+		awk '$1 ~ /Depends:$/ {gsub(/[<>]/, "", $2); print $2}' >"$T/more"
+	sort -u "$T/deps" "$T/more" -o "$T/deps"
+done
 
 # The commands: the arguments of require_cmd and of command -v in the tests, names only.
 grep -rhE '(require_cmd|command -v) ' "$TOP/tests" --include='*.sh' | grep -vE '^[[:space:]]*#' |
