@@ -321,13 +321,25 @@ static int format_step(char *buf, size_t len, const struct step *st)
 	case K_ARM:
 		return snprintf(buf, len, "arm kind=%" PRId64 " n=%" PRId64 " mode=%s", st->a, st->b,
 				st->c ? cache_cut_names[st->c - 1] : "(cache.powercut)");
-	case K_FADD:
-		return snprintf(buf, len, "fault-add %s ops=0x%" PRIx64 " %s%" PRId64 " blocks %u+%u",
-				st->a ? "stall" : "error", st->b, st->c ? "every=" : "prob=0.3 ",
-				st->c, st->blk, st->nblk);
+	case K_FADD: {
+		char ops[64] = "";
+
+		for (int op = 0; op < BIO_OP_NR; op++)
+			if (st->b & (1 << op))
+				snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s",
+					 ops[0] ? "," : "", bio_op_name[op]);
+		if (st->c)
+			return snprintf(buf, len, "fault-add op=%s %s every=%" PRId64 " blocks %u+%u",
+					ops, st->a ? "stall" : "error=EIO", st->c, st->blk,
+					st->nblk);
+		return snprintf(buf, len, "fault-add op=%s %s prob=0.3 blocks %u+%u", ops,
+				st->a ? "stall" : "error=EIO", st->blk, st->nblk);
+	}
 	case K_FDEL:
 	case K_RELEASE:
-		return snprintf(buf, len, "%s fault of step %" PRId64, kind_names[st->k], st->a);
+		if (st->a < 0)
+			return snprintf(buf, len, "%s every fault", kind_names[st->k]);
+		return snprintf(buf, len, "%s the fault of step %" PRId64, kind_names[st->k], st->a);
 	case K_RECONF:
 		return snprintf(buf, len, "reconfigure flush=%s atomic=%" PRId64 " powercut=%s "
 				"delay=%" PRId64 "ms rate=%s", cache_flush_names[st->a], st->b,
@@ -352,6 +364,7 @@ struct vop {
 	bool durable;		/* acknowledged before a flush that succeeded was issued */
 	bool is_write;		/* a write that the cache holds (not a discard) */
 	bool live;		/* issued in this power cycle, or in flight at the last cut */
+	int stepno;		/* the step that issued it */
 };
 
 /* A request handed to an actor. */
@@ -451,6 +464,18 @@ static void diverge(struct run *r, const char *cls, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
 	va_end(ap);
+}
+
+/* Name value @v for a message: "the write of step N", "zeroes", "garbage". */
+static const char *val_name(const struct run *r, int64_t v, char *buf, size_t len)
+{
+	if (v < 0)
+		snprintf(buf, len, "data no operation wrote");
+	else if (!v)
+		snprintf(buf, len, "zeroes");
+	else
+		snprintf(buf, len, "the data of step %d's write", r->v[v].stepno);
+	return buf;
 }
 
 static uint64_t clk(void *arg)
@@ -559,7 +584,6 @@ static bool shows_base(const struct run *r, uint32_t b, uint32_t val)
 /* Check the image after a cut against the model, then start the next power cycle from it. */
 static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post)
 {
-	static const char *const ust_name[] = { "?", "kept", "lost", "kept and lost" };
 	int64_t vi[NBLK], vx[NBLK];
 	uint8_t ust[MAXV][MAXUNITS];	/* per write and unit: 1 kept, 2 lost */
 	bool pending[MAXV];
@@ -577,14 +601,18 @@ static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t
 			return;
 		}
 		if (!cut_allows(r, b, (uint32_t)vx[b])) {
-			diverge(r, "cut-durability", "after a %s cut block %u holds value %" PRId64
-				", which a durable write replaced or which was never written there",
-				cache_cut_names[mode], b, vx[b]);
+			char n1[64];
+
+			diverge(r, "cut-durability", "after a %s cut block %u holds %s, which a "
+				"durable write replaced or which was never written there",
+				cache_cut_names[mode], b, val_name(r, vx[b], n1, sizeof(n1)));
 			return;
 		}
 		if (mode == CACHE_CUT_DROP && vx[b] != vi[b]) {
-			diverge(r, "cut-drop", "a drop cut changed block %u from %" PRId64 " to %"
-				PRId64, b, vi[b], vx[b]);
+			char n1[64], n2[64];
+
+			diverge(r, "cut-drop", "a drop cut changed block %u from %s to %s", b,
+				val_name(r, vi[b], n1, sizeof(n1)), val_name(r, vx[b], n2, sizeof(n2)));
 			return;
 		}
 		if (vi[b] < 0)
@@ -634,16 +662,16 @@ static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t
 			continue;
 		for (uint32_t u = 0; u < nu; u++) {
 			if (ust[i][u] == 3) {
-				diverge(r, "cut-unit", "a %s cut left write %u (blocks %u+%u) both kept "
-					"and lost inside one %u-byte atomic unit", cache_cut_names[mode],
-					i, w->blk, w->nblk, r->atomic);
+				diverge(r, "cut-unit", "a %s cut left the write of step %d (blocks "
+					"%u+%u) both kept and lost inside one %u-byte atomic unit",
+					cache_cut_names[mode], w->stepno, w->blk, w->nblk, r->atomic);
 				return;
 			}
 			all |= ust[i][u];
 		}
 		if (mode == CACHE_CUT_PREFIX && all == 3) {
-			diverge(r, "prefix-torn", "a prefix cut tore write %u (blocks %u+%u)", i,
-				w->blk, w->nblk);
+			diverge(r, "prefix-torn", "a prefix cut tore the write of step %d (blocks "
+				"%u+%u)", w->stepno, w->blk, w->nblk);
 			return;
 		}
 		ust[i][0] = all;
@@ -663,9 +691,10 @@ static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t
 				continue;
 			if (wa->e_hi < wb->e_lo) {
 				if (r->checks & CHK_D7_PREFIX_EPOCHS) {
-					diverge(r, "prefix-epoch", "a prefix cut kept write %u of epoch "
-						"+%" PRIu64 " and lost write %u of the earlier epoch +%"
-						PRIu64, k, wb->e_lo, a, wa->e_lo);
+					diverge(r, "prefix-epoch", "a prefix cut kept the write of "
+						"step %d (flush epoch +%" PRIu64 ") and lost the write of "
+						"step %d (earlier epoch +%" PRIu64 ")", wb->stepno,
+						wb->e_lo, wa->stepno, wa->e_lo);
 					return;
 				}
 				continue;
@@ -682,9 +711,9 @@ static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t
 					   wc->blk + wc->nblk >= wa->blk + wa->nblk;
 			}
 			if (!shadowed) {
-				diverge(r, "prefix-order", "a prefix cut kept write %u and lost the "
-					"earlier write %u of the same epoch (%s, %s)", k, a,
-					ust_name[ust[k][0]], ust_name[ust[a][0]]);
+				diverge(r, "prefix-order", "a prefix cut kept the write of step %d "
+					"and lost the earlier write of step %d, of the same epoch",
+					wb->stepno, wa->stepno);
 				return;
 			}
 		}
@@ -1024,11 +1053,14 @@ static void job_done(struct run *r, struct job *j)
 				break;
 			}
 			if (!read_allows(r, b, j->issue, now, (uint32_t)v)) {
-				diverge(r, crossed(r, j) ? "read-across-cut" : "read", "read blocks %u+%u%s: "
-					"block %u holds value %" PRId64 ", not one the model allows "
-					"(base %u)", st->blk, st->nblk,
-					crossed(r, j) ? " (in flight across a power cut)" : "", b, v,
-					r->base_val[b]);
+				char n1[64], n2[64];
+
+				diverge(r, crossed(r, j) ? "read-across-cut" : "read", "read of step "
+					"%d, blocks %u+%u%s: block %u holds %s; the image after the "
+					"last cut held %s", j->stepno, st->blk, st->nblk,
+					crossed(r, j) ? ", in flight across a power cut and poweron" : "",
+					b, val_name(r, v, n1, sizeof(n1)),
+					val_name(r, r->base_val[b], n2, sizeof(n2)));
 				break;
 			}
 		}
@@ -1213,8 +1245,10 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			int64_t v = decode_block(img + (uint64_t)b * BLK, b);
 
 			if (v < 0 || !read_allows(r, b, now, now, (uint32_t)v)) {
-				diverge(r, "freeze", "after freeze block %u of the image holds %" PRId64
-					", not what was acknowledged there", b, v);
+				char n1[64];
+
+				diverge(r, "freeze", "after freeze block %u of the image holds %s, not "
+					"what was acknowledged there", b, val_name(r, v, n1, sizeof(n1)));
 				break;
 			}
 		}
@@ -1286,6 +1320,7 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 		w->e_lo = r->nclose;
 		w->is_write = st->k != K_DISCARD;
 		w->live = true;
+		w->stepno = stepno;
 		for (uint32_t b = st->blk; b < st->blk + st->nblk; b++)
 			r->hist[b][r->nh[b]++] = (uint16_t)r->nv;
 		j->vop = (int)r->nv++;
@@ -1465,9 +1500,10 @@ static void run_finish(struct run *r)
 			int64_t v = decode_block(buf + (uint64_t)b * BLK, b);
 
 			if (v < 0 || !read_allows(r, b, ri, rd, (uint32_t)v)) {
-				diverge(r, "final-read", "at the end block %u reads %" PRId64
-					", not a value the model allows (base %u)", b, v,
-					r->base_val[b]);
+				char n1[64];
+
+				diverge(r, "final-read", "at the end block %u reads %s, not a value "
+					"the model allows", b, val_name(r, v, n1, sizeof(n1)));
 				break;
 			}
 		}
@@ -1585,6 +1621,9 @@ static void format_checks(unsigned int checks, char *buf, size_t len)
 		snprintf(buf, len, "none");
 }
 
+/* This program, as the replay command names it. */
+static const char *prog = "build/tests/unit/test_model";
+
 /* Print the divergence of @seed, shrunk, and how to replay it. */
 static void report(uint64_t seed, unsigned int checks, const struct verdict *vd, bool do_shrink)
 {
@@ -1601,14 +1640,20 @@ static void report(uint64_t seed, unsigned int checks, const struct verdict *vd,
 	for (uint32_t i = 0; i < cfg.nsteps; i++)
 		keep[i] = true;
 	kept = cfg.nsteps;
-	if (do_shrink)
+	if (do_shrink) {
+		struct verdict min;
+
 		kept = shrink(&cfg, steps, checks, vd->cls, keep);
+		run_sequence(&cfg, steps, keep, checks, false, &min);
+		if (min.cls)
+			printf("model: shrunk: %s at step %d: %s\n", min.cls, min.at_step, min.msg);
+	}
 	printf("model: cache size=%" PRIu64 " delay=%ums rate=%" PRIu64 " flush=%s atomic=%u "
 	       "powercut=%s seed=%" PRIu64 "\n", cfg.p.size, cfg.p.destage_delay_ms,
 	       cfg.p.destage_rate, cache_flush_names[cfg.p.flush], cfg.p.atomic_write,
 	       cache_cut_names[cfg.p.powercut], cfg.p.seed);
-	printf("model: %u of %u steps still diverge; replay with:\n  build/tests/unit/test_model "
-	       "--replay %" PRIu64 " --checks %s --keep ", kept, cfg.nsteps, seed, cks);
+	printf("model: %u of %u steps still diverge; replay with:\n  %s --replay %" PRIu64
+	       " --checks %s --keep ", kept, cfg.nsteps, prog, seed, cks);
 	for (uint32_t i = 0, first = 1; i < cfg.nsteps; i++)
 		if (keep[i]) {
 			printf("%s%u", first ? "" : ",", i);
@@ -1834,6 +1879,7 @@ static int model_main(int argc, char **argv)
 		}
 	}
 	quiet_logs();
+	prog = argv[0];
 	format_checks(checks, cks, sizeof(cks));
 	if (have_replay) {
 		static struct step steps[MAXSTEPS];
@@ -1863,7 +1909,8 @@ static int model_main(int argc, char **argv)
 	}
 	if (!base)
 		base = (uint64_t)time(NULL);
-	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", checks %s\n", n, base, cks);
+	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", known-defect checks on: %s\n",
+	       n, base, cks);
 	fflush(stdout);
 	t0 = now_s();
 	at = run_many(base, n, checks, SEQ_STEPS, do_shrink, &ran);
