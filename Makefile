@@ -138,7 +138,7 @@ check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
 		tests/run-tests.sh $(TESTS)
 
 # The reference model of the stages below the controller (tests/unit/test_model.c), run long:
-# make model SEQUENCES=N [SEED=S] [CHECKS=all|d1,d5,d6,d7,fx]. The first divergence is shrunk
+# make model SEQUENCES=N [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. The first divergence is shrunk
 # and printed with the command that replays it.
 SEQUENCES ?= 10000
 model: $(B)/tests/unit/test_model

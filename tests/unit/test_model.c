@@ -27,8 +27,11 @@
  *     dropped; a flush in flight across a cut does not succeed;
  *   - an error only from the power being off or an error fault in force; powercut returns
  *     while requests are stalled; after queue_freeze() the image holds what was acknowledged;
- *   - at the end, with the faults gone and the power on, a read of the whole disk.
- * Not modelled: lie, corrupt, latency and dust faults, the write log, armed cuts' choice of op.
+ *   - at the end, with the faults gone and the power on, a read of the whole disk;
+ *   - with the d2 check, the write log (cache.log): its flush records close epochs 1, 2, 3...
+ *     with none missing, as `plugdisk replay --crash N` counts them.
+ * Not modelled: lie, corrupt, latency and dust faults, the log's write records, which op an
+ * armed cut fires at (the model sees the power go and checks the cut like any other).
  *
  * The driver. Each sequence is generated from its seed alone (so that it replays), then run:
  * writes, zero writes, reads, flushes, discards, background destaging on the fake clock,
@@ -37,15 +40,24 @@
  * controller. Requests run on NR_ACTORS submitter threads, one step at a time: the driver
  * hands a step to an idle thread and waits until every busy thread has either finished or
  * sleeps (parked behind a stall), so that the interleaving is the sequence's, not the
- * scheduler's. On the first divergence the sequence is shrunk (steps dropped while it still
- * fails the same way) and printed with its seed and a command that replays it.
+ * scheduler's (while no stall fault is in force nothing can wait, and steps run in the
+ * driver's own thread). On the first divergence the sequence is shrunk (steps dropped while
+ * it still fails the same way) and printed with its seed and a command that replays it.
  *
  * Known defects. Checks that current code fails are listed in KNOWN_DEFECTS and left off by
  * default, so that `make check` stays green: switch each on (remove it from KNOWN_DEFECTS)
  * when its fix lands. `make model CHECKS=all` runs with every check on.
+ *   d1  a read in flight across powercut + poweron returns data the cut dropped (off: no
+ *       poweron while such a read is parked);
+ *   d2  a failed flush closes an epoch that no flush record names (off: no log);
+ *   d5  powercut waits behind a stalled write (off: no stall faults on writes);
+ *   d6  freeze leaves acknowledged writes in the cache, not in the image (off: unchecked);
+ *   d7  prefix draws k per epoch, so a newer epoch survives an older one (off: unchecked);
+ *   fx  a flush in flight across powercut + poweron succeeds (off: no poweron while such a
+ *       flush is parked).
  *
  *   make check TESTS=build/tests/unit/test_model     # a few thousand sequences
- *   make model SEQUENCES=100000 [SEED=S] [CHECKS=all|d1,d5,d6,d7,fx]
+ *   make model SEQUENCES=100000 [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]
  *   build/tests/unit/test_model --replay SEED --keep 3,7,9 [--checks ...] [-v]
  */
 #undef NDEBUG
@@ -71,6 +83,7 @@
 #include "core/prng.h"
 #include "core/queue.h"
 #include "core/timer.h"
+#include "core/wlog.h"
 #include "tests/unit/suite.h"
 
 #define BLK 512u
@@ -90,15 +103,16 @@ enum {
 	CHK_D6_FREEZE = 1u << 2,		/* freeze leaves acknowledged writes out */
 	CHK_D7_PREFIX_EPOCHS = 1u << 3,		/* prefix keeps a newer epoch, loses an older */
 	CHK_FX_FLUSH_ACROSS_CUT = 1u << 4,	/* a flush in flight across a cut succeeds */
-	CHK_ALL = (1u << 5) - 1,
+	CHK_D2_LOG_EPOCHS = 1u << 5,		/* a failed flush leaves a gap in the log */
+	CHK_ALL = (1u << 6) - 1,
 };
 
-static const char *const check_names[] = { "d1", "d5", "d6", "d7", "fx", NULL };
+static const char *const check_names[] = { "d1", "d5", "d6", "d7", "fx", "d2", NULL };
 
 /* Checks that current code fails: off unless asked for. Remove a bit when its fix lands. */
 #define KNOWN_DEFECTS                                                                              \
 	(CHK_D1_READ_ACROSS_CUT | CHK_D5_CUT_BEHIND_STALL | CHK_D6_FREEZE | CHK_D7_PREFIX_EPOCHS |  \
-	 CHK_FX_FLUSH_ACROSS_CUT)
+	 CHK_FX_FLUSH_ACROSS_CUT | CHK_D2_LOG_EPOCHS)
 
 /* ---- the memory image ------------------------------------------------------------------- */
 
@@ -405,6 +419,7 @@ struct run {
 	struct ctrl ctrl;
 	struct queue q;
 	uint64_t now_ns;	/* the fake clock; atomic */
+	char log_path[4096];	/* cache.log, with the d2 check */
 
 	/* the driver */
 	pthread_mutex_t alock;
@@ -1449,6 +1464,13 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	must(ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0) == 0, "ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0)");
 	queue_params_default(&qp);
 	must(queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r) == 0, "queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r)");
+	if (checks & CHK_D2_LOG_EPOCHS) {
+		const char *dir = getenv("TMPDIR");
+
+		snprintf(r->log_path, sizeof(r->log_path), "%s/plugdisk-model-%d.log",
+			 dir && *dir ? dir : "/tmp", (int)getpid());
+		must(cache_open_log(&r->c, r->log_path, DISK) == 0, "cache_open_log");
+	}
 	r->powered = true;
 	r->flush_mode = cfg->p.flush;
 	r->cut_mode = cfg->p.powercut;
@@ -1466,6 +1488,45 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 		while (!r->act[i].tid)
 			pthread_cond_wait(&r->fin, &r->alock);
 	pthread_mutex_unlock(&r->alock);
+}
+
+/* The write log's flush records must close epochs 1, 2, 3, ... with none missing: `plugdisk
+ * replay --crash N` takes the writes of flush N's epoch + 1 as those between flush N and
+ * N + 1. (Records may come out of order when flushes overlap; the set has no gap.) */
+static void check_log(struct run *r)
+{
+	struct wlog_reader rd;
+	struct wlog_rec rec;
+	bool seen[2 * MAXSTEPS + 2] = { false };
+	uint64_t max = 0;
+	int ret;
+
+	if (wlog_reader_open(&rd, r->log_path)) {
+		diverge(r, "log", "cannot read the write log %s", r->log_path);
+		return;
+	}
+	while ((ret = wlog_next(&rd, &rec)) == 1) {
+		if (rec.type != WLOG_FLUSH)
+			continue;
+		if (rec.epoch == 0 || rec.epoch >= 2 * MAXSTEPS + 2 || seen[rec.epoch]) {
+			diverge(r, "log-epochs", "the write log has a flush of epoch %" PRIu64
+				" twice or out of range", rec.epoch);
+			break;
+		}
+		seen[rec.epoch] = true;
+		if (rec.epoch > max)
+			max = rec.epoch;
+	}
+	wlog_reader_close(&rd);
+	if (ret < 0)
+		diverge(r, "log", "reading the write log: %d", ret);
+	for (uint64_t e = 1; e <= max; e++)
+		if (!seen[e]) {
+			diverge(r, "log-epochs", "the write log's flushes skip epoch %" PRIu64 " (up "
+				"to %" PRIu64 "): a flush that failed closed it, and replay --crash "
+				"numbers epochs by flushes", e, max);
+			break;
+		}
 }
 
 /* Release everything, check the whole disk through the cache, and free the run. */
@@ -1536,6 +1597,10 @@ static void run_finish(struct run *r)
 	timer_destroy(&r->t);
 	cache_destroy(&r->c);
 	fault_set_destroy(&r->fs);
+	if (r->log_path[0]) {
+		check_log(r);
+		unlink(r->log_path);
+	}
 	pthread_cond_destroy(&r->go);
 	pthread_cond_destroy(&r->fin);
 	pthread_mutex_destroy(&r->alock);
@@ -1838,7 +1903,7 @@ static unsigned int parse_checks(const char *s)
 			for (i = 0; check_names[i] && strcmp(check_names[i], t); i++)
 				;
 			if (!check_names[i] && strcmp(t, "none")) {
-				fprintf(stderr, "test_model: unknown check \"%s\" (d1, d5, d6, d7, fx, "
+				fprintf(stderr, "test_model: unknown check \"%s\" (d1, d2, d5, d6, d7, fx, "
 					"all, default, none)\n", t);
 				exit(2);
 			}
