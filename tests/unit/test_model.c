@@ -334,9 +334,14 @@ static int format_step(char *buf, size_t len, const struct step *st)
 	case K_CUT:
 		return snprintf(buf, len, "powercut mode=%s seed=%" PRId64,
 				st->a < 0 ? "(cache.powercut)" : cache_cut_names[st->a], st->b);
-	case K_ARM:
-		return snprintf(buf, len, "arm kind=%" PRId64 " n=%" PRId64 " mode=%s", st->a, st->b,
+	case K_ARM: {
+		static const char *const arm_names[] = { "none", "flush=", "write=", "random=",
+							 "after_ms=" };
+
+		return snprintf(buf, len, "powercut arm %s%" PRId64 "%s mode=%s", arm_names[st->a],
+				st->b, st->a == CACHE_ARM_WRITE && st->b % 2 ? " after_flush=1" : "",
 				st->c ? cache_cut_names[st->c - 1] : "(cache.powercut)");
+	}
 	case K_FADD: {
 		char ops[64] = "";
 
@@ -404,6 +409,7 @@ struct actor {
 	pthread_t th;
 	pid_t tid;		/* r->alock */
 	int state;		/* r->alock: A_IDLE, A_GO, A_RUN, A_FIN */
+	pthread_cond_t go;	/* r->alock: a job (or quit) for this actor */
 	struct job job;
 };
 
@@ -423,7 +429,7 @@ struct run {
 
 	/* the driver */
 	pthread_mutex_t alock;
-	pthread_cond_t go, fin;
+	pthread_cond_t fin;	/* alock: an actor finished */
 	bool quit;		/* alock */
 	unsigned int progress;	/* alock: actors finished */
 	struct actor act[NR_ACTORS];
@@ -829,7 +835,7 @@ static void *actor_main(void *arg)
 	pthread_cond_broadcast(&r->fin);
 	for (;;) {
 		while (a->state != A_GO && !r->quit)
-			pthread_cond_wait(&r->go, &r->alock);
+			pthread_cond_wait(&a->go, &r->alock);
 		if (r->quit)
 			break;
 		a->state = A_RUN;
@@ -1394,7 +1400,7 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 		pthread_mutex_lock(&r->alock);
 		a->job = job;
 		a->state = A_GO;
-		pthread_cond_broadcast(&r->go);
+		pthread_cond_signal(&a->go);
 		pthread_mutex_unlock(&r->alock);
 		settle(r);
 	}
@@ -1477,10 +1483,10 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	r->atomic = cfg->p.atomic_write;
 	r->nv = 1;
 	pthread_mutex_init(&r->alock, NULL);
-	pthread_cond_init(&r->go, NULL);
 	pthread_cond_init(&r->fin, NULL);
 	for (int i = 0; i < NR_ACTORS; i++) {
 		r->act[i].r = r;
+		pthread_cond_init(&r->act[i].go, NULL);
 		must(pthread_create(&r->act[i].th, NULL, actor_main, &r->act[i]) == 0, "pthread_create(&r->act[i].th, NULL, actor_main, &r->act[i])");
 	}
 	pthread_mutex_lock(&r->alock);
@@ -1588,7 +1594,8 @@ static void run_finish(struct run *r)
 	}
 	pthread_mutex_lock(&r->alock);
 	r->quit = true;
-	pthread_cond_broadcast(&r->go);
+	for (int i = 0; i < NR_ACTORS; i++)
+		pthread_cond_signal(&r->act[i].go);
 	pthread_mutex_unlock(&r->alock);
 	for (int i = 0; i < NR_ACTORS; i++)
 		pthread_join(r->act[i].th, NULL);
@@ -1601,7 +1608,8 @@ static void run_finish(struct run *r)
 		check_log(r);
 		unlink(r->log_path);
 	}
-	pthread_cond_destroy(&r->go);
+	for (int i = 0; i < NR_ACTORS; i++)
+		pthread_cond_destroy(&r->act[i].go);
 	pthread_cond_destroy(&r->fin);
 	pthread_mutex_destroy(&r->alock);
 	pthread_mutex_destroy(&r->mem.lock);
