@@ -465,6 +465,7 @@ struct run {
 	char msg[512];
 	int at_step;
 	int cur_step;
+	uint64_t digest;	/* of the image at the end: the same seed leaves the same one */
 };
 
 /* Did a power cut begin while @j was in flight? */
@@ -1592,6 +1593,9 @@ static void run_finish(struct run *r)
 		}
 		free(buf);
 	}
+	r->digest = 0xcbf29ce484222325ull;
+	for (uint64_t i = 0; i < DISK; i++) /* FNV-1a */
+		r->digest = (r->digest ^ r->mem.img[i]) * 0x100000001b3ull;
 	pthread_mutex_lock(&r->alock);
 	r->quit = true;
 	for (int i = 0; i < NR_ACTORS; i++)
@@ -1621,6 +1625,7 @@ struct verdict {
 	char msg[512];
 	int at_step;
 	bool hung;
+	uint64_t digest;
 };
 
 /* Run the steps of @steps that @keep marks (all when NULL). */
@@ -1649,6 +1654,7 @@ static void run_sequence(const struct seqcfg *cfg, const struct step *steps, con
 	vd->cls = r->cls;
 	vd->at_step = r->at_step;
 	vd->hung = r->cls && !strcmp(r->cls, "hang");
+	vd->digest = r->digest;
 	snprintf(vd->msg, sizeof(vd->msg), "%s", r->msg);
 	if (!vd->hung) /* a hung run's threads still use it */
 		free(r);
@@ -1819,6 +1825,33 @@ START_TEST(test_sequences_match_the_model)
 	at = run_many(1, CHECK_SEQUENCES, CHK_ALL & ~KNOWN_DEFECTS, SEQ_STEPS, true, &ran);
 	ck_assert_msg(at < 0, "sequence %" PRId64 " diverged from the model (see above)", at);
 	ck_assert_uint_eq(ran, CHECK_SEQUENCES);
+}
+END_TEST
+
+/* A seed replays exactly: the same sequence leaves the same image, stalls, cuts and all. */
+START_TEST(test_same_seed_same_image)
+{
+	static struct step steps[MAXSTEPS];
+	unsigned int differ = 0;
+	uint64_t first = 0;
+
+	quiet_logs();
+	for (uint64_t i = 0; i < 40; i++) {
+		uint64_t seed = seq_seed(7, i);
+		struct verdict a, b;
+		struct seqcfg cfg;
+
+		gen_sequence(seed, CHK_ALL & ~KNOWN_DEFECTS, SEQ_STEPS, &cfg, steps);
+		run_sequence(&cfg, steps, NULL, CHK_ALL & ~KNOWN_DEFECTS, false, &a);
+		run_sequence(&cfg, steps, NULL, CHK_ALL & ~KNOWN_DEFECTS, false, &b);
+		ck_assert_msg(!a.cls && !b.cls, "seed %" PRIu64 " diverged", seed);
+		ck_assert_msg(a.digest == b.digest, "seed %" PRIu64 " left two images", seed);
+		if (!i)
+			first = a.digest;
+		else
+			differ += a.digest != first;
+	}
+	ck_assert_uint_gt(differ, 30); /* and the digest does tell images apart */
 }
 END_TEST
 
@@ -2025,6 +2058,10 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_generator_replays_and_covers_every_step);
 	tcase_add_test(tc, test_model_rejects_lost_durable_write_and_stale_read);
 	tcase_add_test(tc, test_sequences_match_the_model);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("replay");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_same_seed_same_image);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
