@@ -186,12 +186,12 @@ static int64_t decode_block(const uint8_t *p, uint32_t blk)
 
 enum kind {
 	K_WRITE, K_ZERO, K_READ, K_FLUSH, K_DISCARD, K_TICK, K_CUT, K_ON, K_ARM, K_FADD, K_FDEL,
-	K_RELEASE, K_RECONF, K_FREEZE, K_NR
+	K_RELEASE, K_RECONF, K_FREEZE, K_RELOAD, K_NR
 };
 
 static const char *const kind_names[K_NR] = {
 	"write", "write-zeroes", "read", "flush", "discard", "tick", "powercut", "poweron", "arm",
-	"fault-add", "fault-del", "release", "reconfigure", "freeze",
+	"fault-add", "fault-del", "release", "reconfigure", "freeze", "fault-reload",
 };
 
 /* One step, everything needed to run it again. */
@@ -287,6 +287,10 @@ static void gen_step(struct gen *g, unsigned int checks, const uint32_t *fadds, 
 			(int64_t)rnd(g, 2) << 16;
 	} else if (r < 96) {
 		st->k = K_FREEZE;
+	} else if (r < 98) {
+		st->k = K_RELOAD;
+		st->a = (int64_t)rnd(g, 3);	/* configured faults */
+		st->b = (int64_t)(prng_splitmix64(&g->s) >> 1); /* they are drawn from it */
 	} else {
 		st->k = K_READ;
 	}
@@ -356,6 +360,9 @@ static int format_step(char *buf, size_t len, const struct step *st)
 		return snprintf(buf, len, "fault-add op=%s %s prob=0.3 blocks %u+%u", ops,
 				st->a ? "stall" : "error=EIO", st->blk, st->nblk);
 	}
+	case K_RELOAD:
+		return snprintf(buf, len, "fault-reload %" PRId64 " configured faults from %" PRId64,
+				st->a, st->b);
 	case K_FDEL:
 	case K_RELEASE:
 		if (st->a < 0)
@@ -451,6 +458,7 @@ struct run {
 	unsigned int flush_mode, cut_mode, atomic;
 	unsigned int nerr_live, nstall_live, nwerr_live;	/* faults in force */
 	unsigned int errgen;	/* error faults added so far */
+	int cfg_kind[2];	/* the configured faults (reload), as fault_kind; 0: none */
 	int fault_kind[MAXSTEPS];	/* fault-add step -> bit 0 error, 1 stall, 2 on writes */
 	uint8_t pre[DISK];	/* the image before a cut */
 	bool have_pre;
@@ -1174,16 +1182,47 @@ static void fault_text(const struct run *r, const struct step *st, int stepno, c
 			 (uint64_t)st->blk * BLK, (uint64_t)st->nblk * BLK);
 }
 
+/* Configured fault @i of reload step @st (SIGHUP's faults list), and its kind (as
+ * r->fault_kind). Stalls on writes only with the d5 check, as fault-add's. */
+static int reload_spec(const struct run *r, const struct step *st, int i, char *buf,
+		       size_t len)
+{
+	static const char *const opn[BIO_OP_NR] = { "read", "write", "flush", "discard" };
+	uint64_t x = (uint64_t)st->b + (uint64_t)i * 7919;
+	bool stall = prng_splitmix64(&x) & 1;
+	unsigned int ops = 1 + (unsigned int)(prng_splitmix64(&x) % 15);
+	char names[64] = "";
+
+	if (stall && !(r->checks & CHK_D5_CUT_BEHIND_STALL))
+		ops &= ~(1u << BIO_OP_WRITE);
+	if (!ops)
+		ops = 1u << BIO_OP_READ;
+	for (int op = 0; op < BIO_OP_NR; op++)
+		if (ops & (1u << op))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 names[0] ? "," : "", opn[op]);
+	snprintf(buf, len, "op=%s %s every=%u seed=%u", names, stall ? "stall" : "error=EIO",
+		 1 + (unsigned int)(prng_splitmix64(&x) % 4), 1 + (unsigned int)(x % 1000));
+	return (stall ? 2 : 1) | (ops & (1u << BIO_OP_WRITE) ? 4 : 0);
+}
+
+/* Count a fault of @kind (bits as r->fault_kind) in force (@d = 1) or gone (@d = -1). */
+static void fault_count(struct run *r, int kind, int d)
+{
+	if (kind & 1) {
+		r->nerr_live += (unsigned int)d;
+		if (d > 0)
+			r->errgen++;
+	}
+	if (kind & 2)
+		r->nstall_live += (unsigned int)d;
+	if ((kind & 5) == 5)
+		r->nwerr_live += (unsigned int)d;
+}
+
 static void fault_gone(struct run *r, int fstep)
 {
-	int k = r->fault_kind[fstep];
-
-	if (k & 1)
-		r->nerr_live--;
-	if (k & 2)
-		r->nstall_live--;
-	if ((k & 5) == 5)
-		r->nwerr_live--;
+	fault_count(r, r->fault_kind[fstep], -1);
 	r->fault_kind[fstep] = 0;
 	r->fault_id[fstep] = 0;
 }
@@ -1225,14 +1264,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		}
 		r->fault_id[stepno] = ret;
 		r->fault_kind[stepno] = (st->a ? 2 : 1) | ((st->b & (1 << BIO_OP_WRITE)) ? 4 : 0);
-		if (!st->a) {
-			r->nerr_live++;
-			r->errgen++;
-			if (st->b & (1 << BIO_OP_WRITE))
-				r->nwerr_live++;
-		} else {
-			r->nstall_live++;
-		}
+		fault_count(r, r->fault_kind[stepno], 1);
 		break;
 	case K_FDEL:
 		if (st->a < 0 || !r->fault_id[st->a])
@@ -1246,6 +1278,26 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			break;
 		fault_release(&r->fs, st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
 		break;
+	case K_RELOAD: {
+		char specs[2][256], *v[2] = { specs[0], specs[1] };
+		int kind[2] = { 0, 0 };
+
+		for (int i = 0; i < st->a; i++)
+			kind[i] = reload_spec(r, st, i, specs[i], sizeof(specs[i]));
+		ret = fault_replace_configured(&r->fs, v, (size_t)st->a, err, sizeof(err));
+		if (ret) {
+			diverge(r, "fault-reload", "fault_replace_configured: %s", err);
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			if (r->cfg_kind[i])
+				fault_count(r, r->cfg_kind[i], -1);
+			if (kind[i])
+				fault_count(r, kind[i], 1);
+			r->cfg_kind[i] = kind[i];
+		}
+		break;
+	}
 	case K_RECONF: {
 		struct cache_params p = r->c.p;
 
@@ -1315,7 +1367,7 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	r->cur_step = stepno;
 	if (!step_needs_actor(st->k)) {
 		run_inline(r, st, stepno);
-		if (st->k == K_FDEL || st->k == K_RELEASE)
+		if (st->k == K_FDEL || st->k == K_RELEASE || st->k == K_RELOAD)
 			settle(r); /* what they release runs on */
 		return;
 	}
