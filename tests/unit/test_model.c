@@ -265,7 +265,8 @@ static void gen_step(struct gen *g, unsigned int checks, const uint32_t *fadds, 
 		st->c = rnd(g, 2) ? 1 + (int64_t)rnd(g, CACHE_CUT_NR) : 0; /* mode + 1 */
 	} else if (r < 83) {
 		st->k = K_FADD;
-		st->a = rnd(g, 100) < 55;		/* 1: stall, 0: error */
+		r = rnd(g, 100);
+		st->a = r < 40 ? 1 : r < 55 ? 2 : 0;	/* stall, stall with a timeout, error */
 		do /* ops: bits of enum bio_op */
 			st->b = (int64_t)rnd(g, 1u << BIO_OP_NR);
 		while (!st->b || (st->a && !(checks & CHK_D5_CUT_BEHIND_STALL) &&
@@ -325,6 +326,10 @@ static void gen_sequence(uint64_t seed, unsigned int checks, uint32_t maxsteps,
 	}
 }
 
+/* What a fault-add step's @a says. */
+static const char *const fault_effect_words[] = { "error=EIO", "stall",
+						  "stall timeout=5ms error=EIO" };
+
 static int format_step(char *buf, size_t len, const struct step *st)
 {
 	switch (st->k) {
@@ -355,10 +360,9 @@ static int format_step(char *buf, size_t len, const struct step *st)
 					 ops[0] ? "," : "", bio_op_name[op]);
 		if (st->c)
 			return snprintf(buf, len, "fault-add op=%s %s every=%" PRId64 " blocks %u+%u",
-					ops, st->a ? "stall" : "error=EIO", st->c, st->blk,
-					st->nblk);
+					ops, fault_effect_words[st->a], st->c, st->blk, st->nblk);
 		return snprintf(buf, len, "fault-add op=%s %s prob=0.3 blocks %u+%u", ops,
-				st->a ? "stall" : "error=EIO", st->blk, st->nblk);
+				fault_effect_words[st->a], st->blk, st->nblk);
 	}
 	case K_RELOAD:
 		return snprintf(buf, len, "fault-reload %" PRId64 " configured faults from %" PRId64,
@@ -1171,7 +1175,7 @@ static void fault_text(const struct run *r, const struct step *st, int stepno, c
 				strcat(ops, ",");
 			strcat(ops, opn[op]);
 		}
-	n = snprintf(buf, len, "op=%s %s seed=%d ", ops, st->a ? "stall" : "error=EIO",
+	n = snprintf(buf, len, "op=%s %s seed=%d ", ops, fault_effect_words[st->a],
 		     stepno * 31 + 7);
 	if (st->c)
 		n += snprintf(buf + n, len - (size_t)n, "every=%" PRId64, st->c);
@@ -1263,7 +1267,8 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			break;
 		}
 		r->fault_id[stepno] = ret;
-		r->fault_kind[stepno] = (st->a ? 2 : 1) | ((st->b & (1 << BIO_OP_WRITE)) ? 4 : 0);
+		r->fault_kind[stepno] = (st->a == 2 ? 3 : st->a ? 2 : 1) |
+					((st->b & (1 << BIO_OP_WRITE)) ? 4 : 0);
 		fault_count(r, r->fault_kind[stepno], 1);
 		break;
 	case K_FDEL:
@@ -1423,7 +1428,9 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 			r->nclose++;
 		break;
 	case K_TICK:
+		/* The clock moves: stalls whose timeout passed end with their error. */
 		smp_store_mb(r->now_ns, r->now_ns + (uint64_t)st->a * NSEC_PER_MSEC);
+		timer_run_due(&r->t, r->now_ns);
 		break;
 	case K_CUT:
 		if (r->powered) {
@@ -1514,15 +1521,15 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	r->checks = checks;
 	pthread_mutex_init(&r->mem.lock, NULL);
 	r->now_ns = T0;
-	must(fault_set_init(&r->fs, mem_exec, &r->mem, NULL, clk, r) == 0, "fault_set_init(&r->fs, mem_exec, &r->mem, NULL, clk, r)");
-	must(cache_init(&r->c, &cfg->p, fault_exec, &r->fs, clk, r) == 0, "cache_init(&r->c, &cfg->p, fault_exec, &r->fs, clk, r)");
-	must(timer_init(&r->t, false) == 0, "timer_init(&r->t, false)");
+	must(timer_init(&r->t, false) == 0, "timer_init");
+	must(fault_set_init(&r->fs, mem_exec, &r->mem, &r->t, clk, r) == 0, "fault_set_init");
+	must(cache_init(&r->c, &cfg->p, fault_exec, &r->fs, clk, r) == 0, "cache_init");
 	ctrl_params_default(&cp);
 	cp.workers = 0;
 	cp.burst_ms = 0;
-	must(ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0) == 0, "ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0)");
+	must(ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0) == 0, "ctrl_init");
 	queue_params_default(&qp);
-	must(queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r) == 0, "queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r)");
+	must(queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r) == 0, "queue_init");
 	if (checks & CHK_D2_LOG_EPOCHS) {
 		const char *dir = getenv("TMPDIR");
 
@@ -1540,7 +1547,7 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	for (int i = 0; i < NR_ACTORS; i++) {
 		r->act[i].r = r;
 		pthread_cond_init(&r->act[i].go, NULL);
-		must(pthread_create(&r->act[i].th, NULL, actor_main, &r->act[i]) == 0, "pthread_create(&r->act[i].th, NULL, actor_main, &r->act[i])");
+		must(pthread_create(&r->act[i].th, NULL, actor_main, &r->act[i]) == 0, "pthread_create");
 	}
 	pthread_mutex_lock(&r->alock);
 	for (int i = 0; i < NR_ACTORS; i++)
@@ -1657,9 +1664,9 @@ static void run_finish(struct run *r)
 		pthread_join(r->act[i].th, NULL);
 	queue_destroy(&r->q);
 	ctrl_destroy(&r->ctrl);
-	timer_destroy(&r->t);
 	cache_destroy(&r->c);
 	fault_set_destroy(&r->fs);
+	timer_destroy(&r->t);
 	if (r->log_path[0]) {
 		check_log(r);
 		unlink(r->log_path);
