@@ -445,16 +445,15 @@ struct run {
 	unsigned int progress;	/* alock: actors finished */
 	struct actor act[NR_ACTORS];
 	unsigned int checks;
-	bool verbose;
 	int fault_id[MAXSTEPS];	/* fault-add step -> its id, 0 if none */
 
-	/* the model */
+	/* the model: the driver thread's alone */
 	uint64_t lt;		/* logical time */
 	struct vop v[MAXV];
 	uint32_t nv;
 	uint32_t base_val[NBLK];	/* the image after the last cut (or at start) */
 	uint64_t base_t;
-	uint16_t hist[NBLK][MAXV];	/* live vops per block, in issue order */
+	uint16_t hist[NBLK][MAXV];	/* live vops per block, in no order */
 	uint32_t nh[NBLK];
 	bool powered, armed;
 	int arm_mode;		/* the armed cut's mode, -1: cache.powercut at the time */
@@ -465,12 +464,12 @@ struct run {
 	int cfg_kind[2];	/* the configured faults (reload), as fault_kind; 0: none */
 	int fault_kind[MAXSTEPS];	/* fault-add step -> bit 0 error, 1 stall, 2 on writes */
 	uint8_t pre[DISK];	/* the image before a cut */
-	bool have_pre;
+	bool have_pre;		/* pre holds the image from before this step */
 	bool cut_pending;	/* an armed cut fired: check the image once it is done */
 	unsigned int cutgen;	/* power cuts so far */
-	uint64_t cut_t;
+	uint64_t cut_t;		/* when the power went, for the cut being checked */
 	uint64_t step_issue;	/* issue time of the step running */
-	int cut_mode_now;
+	int cut_mode_now;	/* an armed cut's mode, -1: cache.powercut */
 
 	/* the verdict */
 	const char *cls;	/* NULL, or the kind of the first divergence */
@@ -1695,7 +1694,6 @@ static void run_sequence(const struct seqcfg *cfg, const struct step *steps, con
 
 	must(r != NULL, "malloc");
 	run_init(r, cfg, checks);
-	r->verbose = verbose;
 	for (uint32_t i = 0; i < cfg->nsteps && !r->cls; i++) {
 		if (keep && !keep[i])
 			continue;
