@@ -46,7 +46,9 @@
  *
  * Known defects. Checks that current code fails are listed in KNOWN_DEFECTS and left off by
  * default, so that `make check` stays green: switch each on (remove it from KNOWN_DEFECTS)
- * when its fix lands. `make model CHECKS=all` runs with every check on.
+ * when its fix lands. `make model CHECKS=all` runs with every check on. test_known_defects
+ * runs one short sequence per defect: it must diverge while the check is listed and pass
+ * once it is not, so a landed fix shows up as this test failing until its bit goes.
  *   d1  a read in flight across powercut + poweron returns data the cut dropped (off: no
  *       poweron while such a read is parked);
  *   d2  a failed flush closes an epoch that no flush record names (off: no log);
@@ -109,10 +111,13 @@ enum {
 
 static const char *const check_names[] = { "d1", "d5", "d6", "d7", "fx", "d2", NULL };
 
-/* Checks that current code fails: off unless asked for. Remove a bit when its fix lands. */
+/* Checks that current code fails: off unless asked for. Remove a bit when its fix lands
+ * (a branch with a fix can try it first: make CFLAGS="-O2 -g -DKNOWN_DEFECTS=0"). */
+#ifndef KNOWN_DEFECTS
 #define KNOWN_DEFECTS                                                                              \
 	(CHK_D1_READ_ACROSS_CUT | CHK_D5_CUT_BEHIND_STALL | CHK_D6_FREEZE | CHK_D7_PREFIX_EPOCHS |  \
 	 CHK_FX_FLUSH_ACROSS_CUT | CHK_D2_LOG_EPOCHS)
+#endif
 
 /* ---- the memory image ------------------------------------------------------------------- */
 
@@ -1937,6 +1942,100 @@ START_TEST(test_generator_replays_and_covers_every_step)
 }
 END_TEST
 
+/* ---- the known defects, one short sequence each --------------------------------------- */
+
+#define W (1 << BIO_OP_WRITE)
+#define R (1 << BIO_OP_READ)
+#define F (1 << BIO_OP_FLUSH)
+
+/* A sequence that shows one defect: while its check is in KNOWN_DEFECTS, the checker must
+ * find it (so the checker can fail); once the check is switched on, the sequence must pass.
+ * So a fix that lands makes this test fail until its check leaves KNOWN_DEFECTS. */
+struct known_case {
+	unsigned int check;
+	const char *cls;	/* the divergence it shows on code with the defect */
+	uint32_t flush;		/* cache.flush */
+	uint32_t powercut;	/* cache.powercut */
+	uint32_t nsteps;
+	struct step steps[8];
+};
+
+static const struct known_case known_cases[] = {
+	/* d1: a read stalled below the cache across powercut + poweron returns the write the
+	 * cut dropped. */
+	{ CHK_D1_READ_ACROSS_CUT, "read-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+		{ .k = K_WRITE, .blk = 16, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = R, .c = 1 },
+		{ .k = K_READ, .blk = 16, .nblk = 5 },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 11 },
+		{ .k = K_ON } } },
+	/* d2: a flush that fails (its destage does) closes an epoch no flush record names. */
+	{ CHK_D2_LOG_EPOCHS, "log-epochs", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 4 },
+		{ .k = K_FADD, .a = 0, .b = W, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_FDEL, .a = 1 },
+		{ .k = K_FLUSH } } },
+	/* d5: powercut waits for a destage that a stall holds. */
+	{ CHK_D5_CUT_BEHIND_STALL, "cut-waits", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 4, {
+		{ .k = K_WRITE, .blk = 14, .nblk = 6 },
+		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 5 } } },
+	/* d6: freeze leaves an acknowledged write in the cache, not in the image. */
+	{ CHK_D6_FREEZE, "freeze", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
+		{ .k = K_WRITE, .blk = 200, .nblk = 13 },
+		{ .k = K_FREEZE } } },
+	/* d7: three epochs pending (flush = ignore); a prefix cut whose seed keeps the newest
+	 * epoch's write and loses an older one. */
+	{ CHK_D7_PREFIX_EPOCHS, "prefix-epoch", CACHE_FLUSH_IGNORE, CACHE_CUT_PREFIX, 6, {
+		{ .k = K_WRITE, .blk = 13, .nblk = 5 },
+		{ .k = K_FLUSH },
+		{ .k = K_WRITE, .blk = 237, .nblk = 9 },
+		{ .k = K_FLUSH },
+		{ .k = K_WRITE, .blk = 160, .nblk = 7 },
+		{ .k = K_CUT, .a = CACHE_CUT_PREFIX, .b = 5945886577667577007 } } },
+	/* fx: a flush stalled below the cache across powercut + poweron succeeds. */
+	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = F, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
+		{ .k = K_ON } } },
+};
+
+#undef W
+#undef R
+#undef F
+
+START_TEST(test_known_defects)
+{
+	const struct known_case *kc = &known_cases[_i];
+	unsigned int checks = (CHK_ALL & ~KNOWN_DEFECTS) | kc->check;
+	struct seqcfg cfg;
+	struct verdict vd;
+
+	quiet_logs();
+	cache_params_default(&cfg.p);
+	cfg.p.mode = CACHE_MODE_WRITEBACK;
+	cfg.p.size = 64 * 1024;
+	cfg.p.destage_delay_ms = 1000;
+	cfg.p.destage_rate = 0;
+	cfg.p.flush = kc->flush;
+	cfg.p.atomic_write = 4096;
+	cfg.p.powercut = kc->powercut;
+	cfg.p.seed = 99;
+	cfg.nsteps = kc->nsteps;
+	run_sequence(&cfg, kc->steps, NULL, checks, false, &vd);
+	if (KNOWN_DEFECTS & kc->check)
+		ck_assert_msg(vd.cls && !strcmp(vd.cls, kc->cls), "known defect %s: the checker "
+			      "no longer finds it (%s); if its fix landed, take its check out of "
+			      "KNOWN_DEFECTS", kc->cls, vd.cls ? vd.msg : "no divergence");
+	else
+		ck_assert_msg(!vd.cls, "%s: %s", vd.cls, vd.msg);
+}
+END_TEST
+
 /* The block contents name their value and place; anything else is garbage. */
 START_TEST(test_blocks_decode)
 {
@@ -2121,6 +2220,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_blocks_decode);
 	tcase_add_test(tc, test_generator_replays_and_covers_every_step);
 	tcase_add_test(tc, test_model_rejects_lost_durable_write_and_stale_read);
+	tcase_add_loop_test(tc, test_known_defects, 0,
+			    (int)(sizeof(known_cases) / sizeof(known_cases[0])));
 	tcase_add_test(tc, test_sequences_match_the_model);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("replay");
