@@ -1169,14 +1169,13 @@ static bool step_needs_actor(enum kind k)
 	return k <= K_ON;
 }
 
-static void fault_text(const struct run *r, const struct step *st, int stepno, char *buf,
-		       size_t len)
+/* The words of fault-add step @st (number @stepno, which seeds it). */
+static void fault_text(const struct step *st, int stepno, char *buf, size_t len)
 {
 	static const char *const opn[BIO_OP_NR] = { "read", "write", "flush", "discard" };
 	char ops[64] = "";
 	int n;
 
-	(void)r;
 	for (int op = 0; op < BIO_OP_NR; op++)
 		if (st->b & (1 << op)) {
 			if (ops[0])
@@ -1266,7 +1265,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		break;
 	}
 	case K_FADD:
-		fault_text(r, st, stepno, text, sizeof(text));
+		fault_text(st, stepno, text, sizeof(text));
 		ret = fault_add(&r->fs, text, FAULT_FROM_CONTROL, err, sizeof(err));
 		if (ret == -ENOSPC)
 			break;
