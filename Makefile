@@ -65,7 +65,8 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak powercut format static
+.PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak \
+	powercut format static model
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -152,6 +153,14 @@ unit: $(UNIT_BINS)
 check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
 	@PLUGDISK=$(abspath $(B)/plugdisk) BUILD=$(abspath $(B)) LOGDIR=$(B)/test-logs \
 		tests/run-tests.sh $(TESTS)
+
+# The reference model of the stages below the controller (tests/unit/test_model.c), run long:
+# make model SEQUENCES=N [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. The first divergence is shrunk
+# and printed with the command that replays it.
+SEQUENCES ?= 10000
+model: $(B)/tests/unit/test_model
+	$(B)/tests/unit/test_model --sequences $(SEQUENCES) $(if $(SEED),--seed $(SEED)) \
+		$(if $(CHECKS),--checks $(CHECKS))
 
 -include tests/bench/bench.mk
 -include tests/crash/crash.mk
