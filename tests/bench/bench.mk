@@ -2,6 +2,7 @@
 # Benchmarks (included by the top Makefile).
 #   make bench            plugdisk against raw tmpfs, a minimal FUSE disk and nbdfuse+nbdkit
 #   make bench QUICK=1    the same, one repetition and short runs (under 3 minutes)
+#   make bench BENCH_HP=.../passthrough_hp BENCH_HP_LIBDIR=.../lib   adds libfuse's io_uring daemon
 # Results go to stdout and $(B)/bench-results.md. Needs root (loop devices, drop_caches).
 
 REF_FUSE := $(B)/tests/bench/ref_fuse

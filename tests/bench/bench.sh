@@ -11,6 +11,11 @@
 # merge plug cpu stats fidelity core"), BENCH_PHASES (the comparison's, default "dd fio ext4").
 # BENCH_ROUNDS, BENCH_REPS and BENCH_RUNTIME override the comparison's rounds (dd runs three
 # times as many), the other sections' repetitions and the seconds per timed run.
+# BENCH_HP: libfuse's example/passthrough_hp from a libfuse with FUSE over io_uring (3.18 and
+# later; built apart, never by this script), for the optional hp target: that daemon on a
+# directory holding the image, --nopassthrough --nosplice --nocache -o io_uring. Its
+# libfuse3.so comes from BENCH_HP_LIBDIR, else from LD_LIBRARY_PATH. Set, hp joins the default
+# targets; unset, an hp target is left out with a note.
 # FIDELITY_PROFILES: the profiles the fidelity section measures (default all; with --quick,
 # hdd-7200 ebs-gp2 sd-a1).
 
@@ -31,7 +36,12 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${REF_FUSE:=$TOP/build/tests/bench/ref_fuse}"
 : "${CORE_BENCH:=$TOP/build/tests/bench/core_bench}"
 : "${RESULTS:=$TOP/build/bench-results.md}"
-: "${BENCH_TARGETS:=raw ref nbd pd pdnbd pdu}"
+: "${BENCH_HP:=}"
+: "${BENCH_HP_LIBDIR:=${LD_LIBRARY_PATH:-}}"
+if [ -z "${BENCH_TARGETS:-}" ]; then
+	BENCH_TARGETS="raw ref nbd pd pdnbd pdu"
+	[ -n "$BENCH_HP" ] && BENCH_TARGETS+=" hp"
+fi
 : "${BENCH_SECTIONS:=compare accuracy nbdrate merge plug cpu stats fidelity core}"
 : "${BENCH_PHASES:=dd fio ext4}"
 
@@ -237,6 +247,16 @@ start_target() {
 			>>"$W/plugdisk.log" 2>&1 &
 		DPID=$!
 		;;
+	hp)
+		# libfuse's own FUSE-over-io_uring daemon, as a yardstick for the transport: the
+		# image is the file "disk" of the directory it passes through.
+		mkdir -p "$IMG.d" && ln -f "$IMG" "$IMG.d/disk" || return 1
+		# It falls back to /dev/fuse quietly when the kernel's switch is off.
+		echo 1 >"$URING_PARAM" || return 1
+		LD_LIBRARY_PATH=$BENCH_HP_LIBDIR "$BENCH_HP" --foreground --nopassthrough --nosplice \
+			--nocache -o io_uring "$IMG.d" "$MNT" >>"$W/hp.log" 2>&1 &
+		DPID=$!
+		;;
 	*) die "unknown target $TARGET" ;;
 	esac
 	if [ "$TARGET" != raw ]; then
@@ -374,9 +394,10 @@ WL_HEAD=("dd seq write MB/s" "dd seq read MB/s" "randwrite 4k IOPS" "randread 4k
 declare -A TNAME=([raw]="raw tmpfs file" [ref]="minimal FUSE reference"
 	[nbd]="nbdfuse + nbdkit file" [pd]="plugdisk (defaults, classic /dev/fuse)"
 	[pdu]="plugdisk (defaults, FUSE over io_uring)"
-	[pdnbd]="plugdisk NBD backend (io_uring) + nbdkit file")
+	[pdnbd]="plugdisk NBD backend (io_uring) + nbdkit file"
+	[hp]="libfuse passthrough_hp (FUSE over io_uring)")
 declare -A TSHORT=([raw]="raw" [ref]="reference" [nbd]="nbdfuse" [pd]="plugdisk"
-	[pdu]="plugdisk io_uring" [pdnbd]="plugdisk NBD")
+	[pdu]="plugdisk io_uring" [pdnbd]="plugdisk NBD" [hp]="passthrough_hp")
 
 # Every comparison target stays mounted for the whole comparison, each on its own image and
 # mountpoint. The comparison runs in three phases (dd, fio through a loop device, ext4); each
@@ -395,6 +416,10 @@ for i in "${!WL[@]}"; do WL_UNIT_OF[${WL[i]}]=${WL_UNIT[i]}; done
 cmp_up() {
 	local t MNT IMG TARGET DISK DPID NBDKIT_PID
 	for t in $BENCH_TARGETS; do
+		if [ "$t" = hp ] && ! [ -x "$BENCH_HP" ]; then
+			say "  hp left out: BENCH_HP names no passthrough_hp (see tests/bench/bench.sh)"
+			continue
+		fi
 		MNT=$W/mnt-$t IMG=$SHM/cmp-$t.img
 		mkdir -p "$MNT"
 		rm -f "$IMG"
@@ -409,7 +434,7 @@ cmp_down() {
 	for t in "${!C_DISK[@]}"; do
 		TARGET=$t MNT=$W/mnt-$t DPID=${C_DPID[$t]} NBDKIT_PID=${C_NBDPID[$t]}
 		stop_target
-		rm -f "$SHM/cmp-$t.img"
+		rm -rf "$SHM/cmp-$t.img" "$SHM/cmp-$t.img.d"
 	done
 	C_DISK=() C_DPID=() C_NBDPID=()
 }
@@ -588,6 +613,20 @@ section_compare() {
 			row="| ${TSHORT[pdu]} ÷ ${TSHORT[$ref]} |"
 			for i in "${!WL[@]}"; do row+=" $(median_ratio pdu "$ref" "${WL[i]}") |"; done
 			md "$row"
+		done
+	fi
+	# plugdisk on either transport against libfuse's own io_uring daemon.
+	if [[ " $BENCH_TARGETS " == *" hp "* ]]; then
+		for t in pdu pd; do
+			case " $BENCH_TARGETS " in *" $t "*) ;; *) continue ;; esac
+			row="| ${TSHORT[$t]} ÷ ${TSHORT[hp]} |"
+			for i in "${!WL[@]}"; do row+=" $(median_ratio "$t" hp "${WL[i]}") |"; done
+			md "$row"
+			if ((ROUNDS >= 4)); then
+				row="| ${TSHORT[$t]} ÷ ${TSHORT[hp]}, middle half of rounds |"
+				for i in "${!WL[@]}"; do row+=" $(quartile_ratios "$t" hp "${WL[i]}") |"; done
+				md "$row"
+			fi
 		done
 	fi
 	# How much the rounds agree: a median ratio is only as good as the spread around it (not
