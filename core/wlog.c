@@ -130,6 +130,13 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 	return 1;
 }
 
+int wlog_reader_rewind(struct wlog_reader *r)
+{
+	if (fseeko(r->f, (off_t)sizeof(r->hdr), SEEK_SET) < 0)
+		return -errno;
+	return 0;
+}
+
 void wlog_reader_close(struct wlog_reader *r)
 {
 	if (r->f)

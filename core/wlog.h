@@ -72,6 +72,9 @@ int wlog_reader_open(struct wlog_reader *r, const char *path);
  * torn last record), -ENOMEM, or -EINVAL for a record that makes no sense. */
 int wlog_next(struct wlog_reader *r, struct wlog_rec *rec);
 
+/* Back to the first record. 0 or -errno. */
+int wlog_reader_rewind(struct wlog_reader *r);
+
 void wlog_reader_close(struct wlog_reader *r);
 
 #endif

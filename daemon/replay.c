@@ -83,6 +83,58 @@ static int replay_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len
 	return cache_exec(c, &rq);
 }
 
+/* One pass over the log, as far as a replay of flush @n (and, for @crash, the epoch after it)
+ * reads: with @c, each record goes to the cache as its I/O; without, the pass only checks
+ * the records and counts, so that a request the log cannot meet fails before the image is
+ * touched. 0 or -errno (-EINVAL: a bad record); *@flushes: the flushes replayed. */
+static int replay_walk(struct wlog_reader *r, struct cache *c, uint64_t n, bool crash,
+		       uint64_t *applied, uint64_t *flushes)
+{
+	uint64_t limit = crash ? n + 1 : n;
+	struct wlog_rec rec;
+	bool done = n == 0 && !crash;
+	int ret = 0;
+
+	/* Writes of epochs <= n (and n+1 for a crash), flushes up to n; stop at flush n (or
+	 * n+1), at a cut, or at the end. */
+	*applied = *flushes = 0;
+	while (!done && (ret = wlog_next(r, &rec)) > 0) {
+		ret = 0;
+		switch (rec.type) {
+		case WLOG_WRITE:
+			if (rec.epoch > limit)
+				break;
+			if (c)
+				ret = replay_io(c, BIO_OP_WRITE, rec.offset, rec.len, r->buf);
+			(*applied)++;
+			break;
+		case WLOG_DISCARD:
+			if (rec.epoch <= limit && c)
+				ret = replay_io(c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
+			break;
+		case WLOG_FLUSH:
+			if (rec.epoch > limit)
+				break;
+			if (rec.epoch == n + 1) { /* crash: the next flush bounds the epoch */
+				done = true;
+				break;
+			}
+			if (c)
+				ret = replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+			(*flushes)++;
+			if (rec.epoch == n)
+				done = !crash;
+			break;
+		case WLOG_CUT:
+			done = true;
+			break;
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return ret < 0 ? ret : 0;
+}
+
 int pd_replay_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -95,13 +147,14 @@ int pd_replay_main(int argc, char **argv)
 	int opt, mode = CACHE_CUT_SUBSET, what = 0, ret, status = 1;
 	struct cache_params p;
 	struct wlog_reader r;
-	struct wlog_rec rec;
 	struct backend be;
 	struct cache c;
 	char err[256];
-	bool crash, done = false;
+	bool crash;
 
-	log_init("plugdisk", false, LOG_LVL_INFO);
+	/* Warnings and errors only: the cache's settings line and its power-cut report speak of
+	 * a drive, not of a replay, which prints its own summary. */
+	log_init("plugdisk", false, LOG_LVL_WARN);
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
 		case 'l':
@@ -157,11 +210,33 @@ int pd_replay_main(int argc, char **argv)
 		return status;
 	}
 	crash = what == 'c';
-	ret = backend_open(&be, argv[optind + 1], r.hdr.disk_size, err, sizeof(err));
+	/* The whole request is checked against the log before the image is opened (or
+	 * created): a replay that cannot be done leaves the image as it was. */
+	ret = replay_walk(&r, NULL, n, crash, &applied, &flushes);
 	if (ret) {
-		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], err);
-		wlog_reader_close(&r);
-		return 1;
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
+			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
+		goto out_log;
+	}
+	if (flushes < n) {
+		fprintf(stderr, "plugdisk replay: the log has %" PRIu64 " flushes, not %" PRIu64 "\n",
+			flushes, n);
+		goto out_log;
+	}
+	ret = wlog_reader_rewind(&r);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));
+		goto out_log;
+	}
+	ret = backend_open(&be, argv[optind + 1], r.hdr.disk_size, err, sizeof(err));
+	if (ret == -BACKEND_ESIZE) {
+		fprintf(stderr, "plugdisk replay: %s: not the size of the log's disk, %" PRIu64
+			" bytes\n", argv[optind + 1], r.hdr.disk_size);
+		goto out_log;
+	}
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s\n", err);
+		goto out_log;
 	}
 	cache_params_default(&p);
 	p.mode = CACHE_MODE_WRITEBACK;
@@ -175,51 +250,9 @@ int pd_replay_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk replay: %s\n", strerror(-ret));
 		goto out_be;
 	}
-	/* Writes of epochs <= n (and n+1 for a crash), flushes up to n; stop at flush n (or
-	 * n+1), at a cut, or at the end. */
-	if (n == 0 && !crash)
-		done = true;
-	while (!done && (ret = wlog_next(&r, &rec)) > 0) {
-		uint64_t limit = crash ? n + 1 : n;
-
-		switch (rec.type) {
-		case WLOG_WRITE:
-			if (rec.epoch > limit)
-				break;
-			ret = replay_io(&c, BIO_OP_WRITE, rec.offset, rec.len, r.buf);
-			applied++;
-			break;
-		case WLOG_DISCARD:
-			if (rec.epoch <= limit)
-				ret = replay_io(&c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
-			break;
-		case WLOG_FLUSH:
-			if (rec.epoch > limit)
-				break;
-			if (rec.epoch == n + 1) { /* crash: the next flush bounds the epoch */
-				done = true;
-				break;
-			}
-			ret = replay_io(&c, BIO_OP_FLUSH, 0, 0, NULL);
-			flushes++;
-			if (rec.epoch == n)
-				done = !crash;
-			break;
-		case WLOG_CUT:
-			done = true;
-			break;
-		}
-		if (ret < 0)
-			break;
-	}
-	if (ret < 0) {
-		fprintf(stderr, "plugdisk replay: %s\n",
-			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
-		goto out_cache;
-	}
-	if (flushes < n) {
-		fprintf(stderr, "plugdisk replay: the log has %" PRIu64 " flushes, not %" PRIu64 "\n",
-			flushes, n);
+	ret = replay_walk(&r, &c, n, crash, &applied, &flushes);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], strerror(-ret));
 		goto out_cache;
 	}
 	if (crash) {
@@ -228,8 +261,9 @@ int pd_replay_main(int argc, char **argv)
 		cache_powercut(&c, mode, seed, "replay");
 		cache_snapshot(&c, &st, NULL);
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied, then a %s cut with seed "
-		       "%" PRIu64 ": %" PRIu64 " of %" PRIu64 " pending bytes lost\n",
-		       n, applied, cache_cut_names[mode], seed, st.last_cut_dropped,
+		       "%" PRIu64 ", atomic write %" PRIu32 ": %" PRIu64 " of %" PRIu64
+		       " pending bytes lost\n",
+		       n, applied, cache_cut_names[mode], seed, p.atomic_write, st.last_cut_dropped,
 		       st.last_cut_pending);
 	} else {
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied\n", n, applied);
@@ -242,6 +276,7 @@ out_cache:
 		status = 1;
 out_be:
 	backend_close(&be);
+out_log:
 	wlog_reader_close(&r);
 	return status;
 }
