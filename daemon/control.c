@@ -99,9 +99,10 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		queue_plug_hold(&pd->q, true);
 	else if (!strcmp(argv[0], "unplug"))
 		queue_plug_hold(&pd->q, false);
-	else if (!strcmp(argv[0], "freeze"))
-		queue_freeze(&pd->q);
-	else if (!strcmp(argv[0], "thaw"))
+	else if (!strcmp(argv[0], "freeze") && queue_freeze(&pd->q)) {
+		ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
+		return -ECANCELED;
+	} else if (!strcmp(argv[0], "thaw"))
 		queue_thaw(&pd->q);
 	return 0;
 }
@@ -111,12 +112,12 @@ static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 /* Every command. A feature adds its handler here, and its listing to ctl_shows[]. */
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "stop", "stop: hold the queue stopped; bios queue and merge until start", ctl_queue },
-	{ "start", "start: let a queue held by stop dispatch again", ctl_queue },
+	{ "start", "start: let a queue held by stop dispatch again (not one frozen)", ctl_queue },
 	{ "plug", "plug: hold the queue plugged; bios queue and merge until unplug", ctl_queue },
 	{ "unplug", "unplug: end a plug held by plug", ctl_queue },
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
 	  ctl_queue },
-	{ "thaw", "thaw: end a freeze", ctl_queue },
+	{ "thaw", "thaw: end a freeze (not a stop)", ctl_queue },
 	{ "fault", FAULT_CTL_USAGE ": injected faults", fault_ctl_cmd },
 	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
 	  fault_ctl_release },

@@ -88,6 +88,7 @@ static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
 	ctrl_params_lift_limits(&cp);
 	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
 	queue_hold(&pd->q, false);
+	queue_thaw(&pd->q);
 	queue_plug_hold(&pd->q, false);
 	queue_unplug_idle(&pd->q);
 	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
