@@ -375,17 +375,19 @@ static int cache_flush(struct cache *c, struct request *rq)
 	}
 	f.max_epoch = epoch;
 	ret = drain(c, &f);
-	pthread_mutex_unlock(&c->lock);
-	if (ret)
-		return ret;
-	ret = lower_simple(c, rq, BIO_OP_FLUSH);
-	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
-		ret = -EIO;
+	if (!ret) {
+		pthread_mutex_unlock(&c->lock);
+		ret = lower_simple(c, rq, BIO_OP_FLUSH);
+		pthread_mutex_lock(&c->lock);
+		if (!c->powered)
+			ret = -EIO;
+	}
 	if (!ret && epoch > c->durable_epoch)
 		c->durable_epoch = epoch;
-	if (!ret && c->has_log)
-		wlog_append(&c->wlog, WLOG_FLUSH, epoch, 0, 0, NULL);
+	/* A failed flush has used its epoch up: the log says so, so that replay numbers flushes
+	 * by the ones that completed. */
+	if (c->has_log)
+		wlog_append(&c->wlog, ret ? WLOG_FLUSH_FAILED : WLOG_FLUSH, epoch, 0, 0, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
