@@ -616,6 +616,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
 	ss->stopped = q->stopped;
+	ss->held = q->held || q->plug_held || q->frozen;
 	ss->stop_reason = q->stop_reason;
 	ss->queued_requests = q->nr_queued;
 	ss->queued_bytes = q->queued_bytes;

@@ -34,6 +34,18 @@ for c in start thaw unplug; do
 done
 assert_eq "$(listing)" "start unplug thaw " "listing after ending no hold"
 
+# The stats file shows each hold by hand (the controller's own `stopped` does not).
+assert_eq "$(stat_get held)" 0 "held on a running queue"
+for c in stop plug freeze; do
+	"$PLUGDISK" ctl "$MNT" "$c" || fail "$c"
+	assert_eq "$(stat_get held)" 1 "held after $c"
+	assert_eq "$(stat_get stopped)" 0 "the controller's stopped after $c"
+done
+"$PLUGDISK" ctl "$MNT" start && "$PLUGDISK" ctl "$MNT" unplug || fail "start, unplug"
+assert_eq "$(stat_get held)" 1 "held while still frozen"
+"$PLUGDISK" ctl "$MNT" thaw || fail "thaw"
+assert_eq "$(stat_get held)" 0 "held after every hold ended"
+
 # thaw does not end a stop.
 "$PLUGDISK" ctl "$MNT" stop || fail "stop"
 writer 1 1
