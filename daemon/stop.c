@@ -116,7 +116,7 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	/* A stalled request would hold the drain forever: no fault outlives the stop. */
 	if (fault_nr_held(&pd->faults))
 		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
-	fault_clear(&pd->faults);
+	fault_close(&pd->faults); /* and none added through control from now on */
 	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
