@@ -105,6 +105,14 @@ void nb_conn_drop(struct nbd_conn *c, const char *why)
 	pthread_mutex_unlock(&c->lock);
 	if (why)
 		nb_note_down(c->nb, c, why);
+	/* Acknowledged writes that no completed flush covers: the server may have lost them
+	 * with the connection (a restart loses its cache). */
+	if (why && c->nb->can_flush &&
+	    smp_load_mb(c->last_write) > smp_load_mb(c->nb->flushed)) {
+		smp_store_mb(c->nb->lost_writes, 1);
+		log_warn("nbd %s: connection %u dropped with acknowledged writes not yet flushed; "
+			 "the next flush fails with EIO", c->nb->uri, c->idx);
+	}
 	/* After nbd_close() libnbd writes into no buffer of ours. */
 	if (h)
 		nbd_close(h);
