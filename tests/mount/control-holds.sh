@@ -72,12 +72,14 @@ held "stopped, after freeze and thaw"
 "$PLUGDISK" ctl "$MNT" start || fail "start"
 released "stop, freeze, thaw, start"
 
-# A freeze waiting for a stalled write (the kernel lets one write at a time into control, so
+# A freeze waiting for a slow write (the kernel lets one write at a time into control, so
 # only the stop can cross it here; the unit tests cross it with start and thaw): SIGTERM
-# thaws the queue, and the freeze fails instead of reporting a frozen queue.
-"$PLUGDISK" ctl "$MNT" fault add op=write stall >/dev/null || fail "fault add"
+# thaws the queue while the write still takes its 3 s (a fault's latency, unlike a stall,
+# outlasts the stop's clearing of the faults), and the freeze fails instead of reporting a
+# frozen queue.
+"$PLUGDISK" ctl "$MNT" fault add op=write latency=3s first=1 >/dev/null || fail "fault add"
 writer 4 4
-stat_wait in_flight 1 "the stalled write in flight"
+stat_wait in_flight 1 "the slow write in flight"
 "$PLUGDISK" ctl "$MNT" freeze >"$T/freeze.out" 2>&1 &
 fpid=$!
 sleep 0.2
@@ -88,4 +90,4 @@ wait "$fpid" || rc=$?
 [ "$rc" != 0 ] || fail "a freeze ended by the stop reported success"
 grep -q "thawed before nothing was in flight" "$T/freeze.out" ||
 	fail "freeze's message: $(cat "$T/freeze.out")"
-wait "$wpid" || fail "the stalled write failed"
+wait "$wpid" || fail "the slow write failed"
