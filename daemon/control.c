@@ -188,6 +188,8 @@ static int control_run_line(struct pd *pd, const char *line, size_t len, struct 
 		argv[argc++] = w;
 	}
 	argv[argc] = NULL;
+	if (!argc)
+		return 0; /* blank: not reached, the test above skipped it */
 	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
 		if (strcmp(argv[0], ctl_cmds[i].name))
 			continue;
