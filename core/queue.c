@@ -13,10 +13,12 @@
  *   stopped  set by the controller's refusal: no free command slot (a completion starts the
  *            queue again) or no rate budget (the rate timer starts it again). This is
  *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
- * While plugged or stopped, arriving bios keep merging into queued requests.
+ * While plugged or stopped, arriving bios keep merging into queued requests. Three holds by
+ * hand (the control file) come on top, each ended only by its own command: held (stop/start),
+ * plug_held (plug/unplug, which keeps plugged set) and frozen (freeze/thaw).
  *
- * Dispatch takes requests from the head, in order, while neither flag is set and the
- * controller admits them. A flush is dispatched in its place in that order and nothing merges
+ * Dispatch takes requests from the head, in order, while neither flag nor a hold is set and
+ * the controller admits them. A flush is dispatched in its place in that order and nothing merges
  * across a queued flush, so no I/O is reordered across a flush. It promises what a block
  * device's cache flush (REQ_PREFLUSH) promises: every write completed before it was submitted
  * is durable when it completes. Writes still in flight when it arrives were not acknowledged
