@@ -95,11 +95,28 @@ static bool io_part_done(struct nbd_io *io, int err)
 }
 
 /* End @cmd once, with @err (-errno or 0). No lock held: may end its request. */
+/* *@x = max(*@x, @v), atomically. */
+static void atomic_max_u64(uint64_t *x, uint64_t v)
+{
+	uint64_t old = READ_ONCE(*x);
+
+	while (old < v && !cmpxchg_weak_mb(*x, old, v))
+		;
+}
+
 void nb_cmd_finish(struct nbd_cmd *cmd, int err)
 {
+	struct nbd_be *nb = cmd->conn->nb;
+
 	/* Raw: core/barrier.h has no acq_rel exchange (xchg_acquire only acquires). */
 	if (__atomic_exchange_n(&cmd->finished, 1, __ATOMIC_ACQ_REL))
 		return;
+	/* Numbered before the host hears of it (seq_cst: a flush started after this sees it,
+	 * and a drop that reads last_write reads it with the flushes that cover it). */
+	if (!err && (cmd->io->rq->op == BIO_OP_WRITE || cmd->io->rq->op == BIO_OP_DISCARD))
+		atomic_max_u64(&cmd->conn->last_write, atomic_add_return_mb(nb->wseq, 1));
+	else if (!err && cmd->io->rq->op == BIO_OP_FLUSH)
+		atomic_max_u64(&nb->flushed, cmd->covers);
 	if (io_part_done(cmd->io, err))
 		io_end(cmd->io);
 }
@@ -231,6 +248,8 @@ static int cmd_start(struct nbd_conn *c, struct nbd_io *io, uint64_t off, uint64
 	cmd->buf = buf;
 	cmd->start_ns = clock_now_ns();
 	cmd->refs = 1; /* the in-flight list's */
+	if (io->rq->op == BIO_OP_FLUSH)
+		cmd->covers = smp_load_mb(c->nb->wseq); /* pairs with nb_cmd_finish() */
 	cmd->prev = c->tail;
 	if (c->tail)
 		c->tail->next = cmd;
@@ -327,6 +346,11 @@ int nb_exec(void *arg, struct request *rq)
 
 	if (rq->op == BIO_OP_FLUSH && !nb->can_flush)
 		return 0; /* no flush: the server has no cache, writes are stable when replied */
+	if (rq->op == BIO_OP_FLUSH && xchg_acquire(nb->lost_writes, 0)) {
+		log_err("nbd %s: flush: EIO: writes acknowledged on a connection that dropped "
+			"before a flush were perhaps lost", nb->uri);
+		return -EIO;
+	}
 	if (rq->op == BIO_OP_DISCARD && !nb->can_trim)
 		return -EOPNOTSUPP;
 	c = nb_pick(nb);

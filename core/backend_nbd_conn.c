@@ -105,6 +105,14 @@ void nb_conn_drop(struct nbd_conn *c, const char *why)
 	pthread_mutex_unlock(&c->lock);
 	if (why)
 		nb_note_down(c->nb, c, why);
+	/* Acknowledged writes that no completed flush covers: the server may have lost them
+	 * with the connection (a restart loses its cache). */
+	if (why && c->nb->can_flush &&
+	    smp_load_mb(c->last_write) > smp_load_mb(c->nb->flushed)) {
+		smp_store_mb(c->nb->lost_writes, 1);
+		log_warn("nbd %s: connection %u dropped with acknowledged writes not yet flushed; "
+			 "the next flush fails with EIO", c->nb->uri, c->idx);
+	}
 	/* After nbd_close() libnbd writes into no buffer of ours. */
 	if (h)
 		nbd_close(h);
@@ -195,6 +203,37 @@ static const char *nb_error_text(void)
 /* Connect @c (it must be down), waiting at most the timeout. On success the connection is up.
  * Checks the export against what the first connection found (size, read-only). @first: this
  * is the first connection, which learns them. 0 or -errno, @err set. */
+/* Whether the export now offers less than the backend was set up with at the first
+ * connection, in what the commands rely on: the flush (durability), trim and write-zeroes
+ * (commands sent), multi-conn (a flush on one connection covering the others), the block
+ * sizes (alignment and command size). @err says what changed. */
+static bool conn_export_changed(struct nbd_be *nb, struct nbd_handle *h, char *err,
+				size_t errlen)
+{
+	int64_t bmin = nbd_get_block_size(h, LIBNBD_SIZE_MINIMUM);
+	int64_t bmax = nbd_get_block_size(h, LIBNBD_SIZE_MAXIMUM);
+	uint32_t min = bmin > 0 ? (uint32_t)bmin : 1;
+	bool flush = nbd_can_flush(h) == 1;
+
+	if (flush != nb->can_flush)
+		snprintf(err, errlen, "the export changed: flush %s, was %s",
+			 flush ? "offered" : "not offered", nb->can_flush ? "offered" : "not offered");
+	else if (nb->can_trim && nbd_can_trim(h) != 1)
+		snprintf(err, errlen, "the export changed: trim no longer offered");
+	else if (nb->can_zero && nbd_can_zero(h) != 1)
+		snprintf(err, errlen, "the export changed: write zeroes no longer offered");
+	else if (nb->nconns > 1 && nbd_can_multi_conn(h) != 1)
+		snprintf(err, errlen, "the export changed: multi-conn no longer offered, and %u "
+			 "connections rely on it", nb->nconns);
+	else if (min > nb->block_min || (bmax > 0 && (uint64_t)bmax < nb->max_cmd))
+		snprintf(err, errlen, "the export changed: block sizes minimum %u maximum %" PRId64
+			 ", were %u and %u", min, bmax > 0 ? bmax : 0, nb->block_min,
+			 nb->block_max);
+	else
+		return false;
+	return true;
+}
+
 int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 {
 	struct nbd_be *nb = c->nb;
@@ -271,6 +310,8 @@ int nb_conn_connect(struct nbd_conn *c, bool first, char *err, size_t errlen)
 		snprintf(err, errlen, "the export changed: %" PRId64 " bytes%s, was %" PRIu64
 			 " bytes%s", size, ro == 1 ? " read-only" : "", nb->be->size,
 			 nb->read_only ? " read-only" : "");
+		goto out_close;
+	} else if (conn_export_changed(nb, h, err, errlen)) {
 		goto out_close;
 	}
 	conn_size_sndbuf(h);

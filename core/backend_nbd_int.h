@@ -56,6 +56,8 @@ struct nbd_cmd {
 					 * deferred start's -errno (loop thread, conn->lock) */
 	struct nbd_cmd *done_next;	/* conn->done_lock */
 	unsigned int refs;		/* atomic */
+	uint64_t covers;		/* a flush: writes numbered up to this (nb->wseq) were
+					 * acknowledged before it started; set before linked */
 };
 
 struct nbd_conn {
@@ -78,6 +80,8 @@ struct nbd_conn {
 	struct nbd_cmd *done_head, *done_tail;	/* done_lock */
 	uint64_t reconnects;		/* atomic */
 	uint64_t timeouts;		/* atomic: dropped for no reply within timeout_ms */
+	uint64_t last_write;		/* atomic: the number (nb->wseq) of the last write or
+					 * trim the server acknowledged on this connection */
 	uint64_t deferred;		/* lock to change; atomic to read: commands the loop
 					 * thread started for a submitter (busy) */
 	int stop;			/* atomic */
@@ -104,6 +108,15 @@ struct nbd_be {
 	bool outage_logged;		/* log_lock */
 	char retry_why[256];		/* log_lock: the last reconnect failure logged */
 	uint64_t failed_fast;		/* atomic: requests failed while no connection was up */
+	/* Writes acknowledged on a connection that dropped before a flush covered them may be
+	 * gone (a server that restarted lost its cache); the next flush must not report them
+	 * durable. Writes and trims are numbered as the server acknowledges them; a completed
+	 * flush covers those numbered before it started (on every connection: more than one
+	 * only with multi-conn). */
+	uint64_t wseq;			/* atomic: writes and trims acknowledged */
+	uint64_t flushed;		/* atomic: the largest number a completed flush covers */
+	int lost_writes;		/* atomic: a drop lost unflushed writes; the next flush
+					 * fails with EIO */
 };
 
 /* --- connections (core/backend_nbd_conn.c) */

@@ -375,17 +375,19 @@ static int cache_flush(struct cache *c, struct request *rq)
 	}
 	f.max_epoch = epoch;
 	ret = drain(c, &f);
-	pthread_mutex_unlock(&c->lock);
-	if (ret)
-		return ret;
-	ret = lower_simple(c, rq, BIO_OP_FLUSH);
-	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
-		ret = -EIO;
+	if (!ret) {
+		pthread_mutex_unlock(&c->lock);
+		ret = lower_simple(c, rq, BIO_OP_FLUSH);
+		pthread_mutex_lock(&c->lock);
+		if (!c->powered)
+			ret = -EIO;
+	}
 	if (!ret && epoch > c->durable_epoch)
 		c->durable_epoch = epoch;
-	if (!ret && c->has_log)
-		wlog_append(&c->wlog, WLOG_FLUSH, epoch, 0, 0, NULL);
+	/* A failed flush has used its epoch up: the log says so, so that replay numbers flushes
+	 * by the ones that completed. */
+	if (c->has_log)
+		wlog_append(&c->wlog, ret ? WLOG_FLUSH_FAILED : WLOG_FLUSH, epoch, 0, 0, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
@@ -586,6 +588,27 @@ int cache_start_thread(struct cache *c)
 	return 0;
 }
 
+/* Name what a failed destage at exit loses: the writes still pending, acknowledged to the
+ * host and never on the image, as a count, bytes and the first ranges. c->lock held. */
+static void cache_log_lost_locked(struct cache *c, int err)
+{
+	char ranges[160] = "";
+	size_t len = 0;
+	unsigned int shown = 0;
+
+	for (const struct cache_write *w = c->head; w && shown < 4; w = w->next, shown++) {
+		int n = snprintf(ranges + len, sizeof(ranges) - len, "%s%" PRIu64 "+%" PRIu64,
+				 shown ? ", " : "", w->offset, w->len);
+
+		if (n < 0 || (size_t)n >= sizeof(ranges) - len)
+			break;
+		len += (size_t)n;
+	}
+	log_err("cache: destaging at exit failed: %s; %" PRIu64 " acknowledged writes (%" PRIu64
+		" bytes) are lost, never written to the image: offset+len %s%s",
+		strerror(-err), c->nr_dirty, c->dirty, ranges, c->nr_dirty > shown ? ", ..." : "");
+}
+
 int cache_destroy(struct cache *c)
 {
 	int ret = 0;
@@ -601,13 +624,13 @@ int cache_destroy(struct cache *c)
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		ret = drain(c, &filter_all);
+	if (ret)
+		cache_log_lost_locked(c, ret);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
 		cache_map_del(c, w);
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (ret)
-		log_err("cache: destaging at exit failed: %s", strerror(-ret));
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	cache_map_free(c);

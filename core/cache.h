@@ -139,7 +139,8 @@ int cache_open_log(struct cache *c, const char *path, uint64_t disk_size);
 int cache_start_thread(struct cache *c);
 
 /* Stop the thread and destage everything still pending (when powered). Returns 0 or the
- * first destage error. Nothing may be in flight. */
+ * first destage error, logged with the count, bytes and first ranges of the writes it
+ * loses. Nothing may be in flight. */
 int cache_destroy(struct cache *c);
 
 /* The I/O stage: @arg is the cache. Reads see the cache; writes complete once cached; a

@@ -159,6 +159,12 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 	if (ret)
 		return ret;
 	pthread_mutex_lock(&fs->lock);
+	if (fs->closed) {
+		pthread_mutex_unlock(&fs->lock);
+		fault_spec_free(&spec);
+		fault_put_err(err, errlen, "the disk is stopping: no new faults");
+		return -ESHUTDOWN;
+	}
 	if (fs->nr >= FAULT_MAX) {
 		pthread_mutex_unlock(&fs->lock);
 		fault_spec_free(&spec);
@@ -230,12 +236,16 @@ int fault_del(struct fault_set *fs, unsigned int id)
 	return 0;
 }
 
-void fault_clear(struct fault_set *fs)
+/* Delete every fault and release every stalled request; with @close, refuse new faults from
+ * then on, in the same hold of the lock, so that none slips in between. */
+static void fault_clear_all(struct fault_set *fs, bool close)
 {
 	struct fault_held *held = NULL;
 	struct fault *f, *list = NULL;
 
 	pthread_mutex_lock(&fs->lock);
+	if (close)
+		fs->closed = true;
 	while ((f = unlink_if(fs, pick_any, 0))) {
 		f->next = list;
 		list = f;
@@ -248,6 +258,16 @@ void fault_clear(struct fault_set *fs)
 		fault_free(f);
 	}
 	fault_complete_held(held, false);
+}
+
+void fault_clear(struct fault_set *fs)
+{
+	fault_clear_all(fs, false);
+}
+
+void fault_close(struct fault_set *fs)
+{
+	fault_clear_all(fs, true);
 }
 
 int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n, char *err,
@@ -274,6 +294,12 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 		}
 	}
 	pthread_mutex_lock(&fs->lock);
+	if (fs->closed) {
+		pthread_mutex_unlock(&fs->lock);
+		fault_put_err(err, errlen, "the disk is stopping: no new faults");
+		ret = -ESHUTDOWN;
+		goto out;
+	}
 	for (f = fs->list; f; f = f->next)
 		if (f->origin == FAULT_FROM_CONFIG)
 			nold++;

@@ -89,6 +89,7 @@ struct fault_set {
 	unsigned int nr;		/* lock; also read without it (atomic) as a fast-path hint */
 	unsigned int next_id;		/* lock */
 	struct fault_held *held;	/* lock: stalled requests, oldest first */
+	bool closed;			/* lock: fault_close() ran; no fault may be added */
 	struct timer_entry stall_tmr;	/* the earliest stall timeout */
 	uint64_t op_errors[BIO_OP_NR];	/* lock: requests failed by error/stall timeout/dust */
 	uint64_t op_delays[BIO_OP_NR];	/* lock: requests given extra latency */
@@ -114,7 +115,7 @@ int fault_set_init(struct fault_set *fs, io_exec_fn lower, void *lower_arg, stru
 void fault_set_destroy(struct fault_set *fs);
 
 /* Add a fault parsed from @text. A missing seed is drawn and logged. Returns its id (> 0)
- * or -EINVAL (@err says why) or -ENOSPC (FAULT_MAX faults already). */
+ * or -EINVAL (@err says why) or -ENOSPC (FAULT_MAX faults already) or -ESHUTDOWN (closed). */
 int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, char *err,
 	      size_t errlen);
 
@@ -123,6 +124,10 @@ int fault_del(struct fault_set *fs, unsigned int id);
 
 /* Delete every fault (and release every stalled request). */
 void fault_clear(struct fault_set *fs);
+
+/* As fault_clear(), and from then on fault_add() and fault_replace_configured() fail with
+ * -ESHUTDOWN: the daemon's stop, whose drain must not meet a fault added after the clear. */
+void fault_close(struct fault_set *fs);
 
 /* Replace the configured faults by @specs (added through control stay). All or nothing:
  * 0, or -EINVAL with @err naming the bad one and nothing changed. */

@@ -13,10 +13,12 @@
  *   stopped  set by the controller's refusal: no free command slot (a completion starts the
  *            queue again) or no rate budget (the rate timer starts it again). This is
  *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
- * While plugged or stopped, arriving bios keep merging into queued requests.
+ * While plugged or stopped, arriving bios keep merging into queued requests. Three holds by
+ * hand (the control file) come on top, each ended only by its own command: held (stop/start),
+ * plug_held (plug/unplug, which keeps plugged set) and frozen (freeze/thaw).
  *
- * Dispatch takes requests from the head, in order, while neither flag is set and the
- * controller admits them. A flush is dispatched in its place in that order and nothing merges
+ * Dispatch takes requests from the head, in order, while neither flag nor a hold is set and
+ * the controller admits them. A flush is dispatched in its place in that order and nothing merges
  * across a queued flush, so no I/O is reordered across a flush. It promises what a block
  * device's cache flush (REQ_PREFLUSH) promises: every write completed before it was submitted
  * is durable when it completes. Writes still in flight when it arrives were not acknowledged
@@ -141,7 +143,7 @@ static void __queue_run(struct queue *q, uint64_t now, struct request **list)
 
 	while (*tailp)
 		tailp = &(*tailp)->work_next;
-	if (q->plugged || q->stopped || q->held)
+	if (q->plugged || q->stopped || q->held || q->frozen)
 		return;
 	while (q->head) {
 		enum ctrl_admit_result ret;
@@ -415,12 +417,23 @@ void queue_complete(struct queue *q, struct request *rq)
 	queue_put_completing(q);
 }
 
+/* q->lock held: end a freeze, and wake a freeze still waiting so that it fails. */
+static void __queue_thaw(struct queue *q)
+{
+	if (!q->frozen)
+		return;
+	q->frozen = false;
+	q->thaws++;
+	pthread_cond_broadcast(&q->idle_wait);
+}
+
 void queue_drain(struct queue *q)
 {
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	q->held = q->frozen = q->plug_held = false;
+	q->held = q->plug_held = false;
+	__queue_thaw(q);
 	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
 	__queue_run(q, queue_now(q), &list);
 	pthread_mutex_unlock(&q->lock);
@@ -436,16 +449,25 @@ void queue_drain(struct queue *q)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* q->lock held: one hold by hand has ended; dispatch when none is left. */
+static void __queue_release(struct queue *q, struct request **list)
+{
+	if (q->held || q->frozen)
+		return;
+	q->runnable_since = queue_now(q);
+	__queue_run(q, q->runnable_since, list);
+}
+
 void queue_hold(struct queue *q, bool hold)
 {
 	struct request *list = NULL;
 
 	pthread_mutex_lock(&q->lock);
-	q->held = hold;
-	if (!hold) {
-		q->frozen = false;
-		q->runnable_since = queue_now(q);
-		__queue_run(q, q->runnable_since, &list);
+	if (hold) {
+		q->held = true;
+	} else if (q->held) {
+		q->held = false;
+		__queue_release(q, &list);
 	}
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -471,21 +493,35 @@ void queue_plug_hold(struct queue *q, bool plug)
 	ctrl_issue(q->ctrl, list);
 }
 
-void queue_freeze(struct queue *q)
+int queue_freeze(struct queue *q)
 {
+	uint64_t thaws;
+	int ret = 0;
+
 	pthread_mutex_lock(&q->lock);
-	q->held = true;
 	q->frozen = true;
+	thaws = q->thaws;
 	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
-	while (q->ctrl->in_flight || smp_load_mb(q->completing))
+	while ((q->ctrl->in_flight || smp_load_mb(q->completing)) && q->thaws == thaws)
 		pthread_cond_wait(&q->idle_wait, &q->lock);
 	atomic_sub_return_mb(q->drain_waiting, 1);
+	if (q->thaws != thaws)
+		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
 	pthread_mutex_unlock(&q->lock);
+	return ret;
 }
 
 void queue_thaw(struct queue *q)
 {
-	queue_hold(q, false);
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->frozen) {
+		__queue_thaw(q);
+		__queue_release(q, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
 }
 
 void queue_hold_state(struct queue *q, struct queue_hold_state *st)
@@ -514,7 +550,8 @@ unsigned int queue_abort(struct queue *q, int error)
 		nbios += rq->nr_bios;
 		q->stats.op[rq->op].errors++;
 	}
-	q->held = q->frozen = q->plug_held = false;
+	q->held = q->plug_held = false;
+	__queue_thaw(q);
 	__queue_unplug(q, UNPLUG_IDLE, now);
 	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_cond_broadcast(&q->free_wait);
@@ -581,6 +618,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
 	ss->stopped = q->stopped;
+	ss->held = q->held || q->plug_held || q->frozen;
 	ss->stop_reason = q->stop_reason;
 	ss->queued_requests = q->nr_queued;
 	ss->queued_bytes = q->queued_bytes;

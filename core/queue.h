@@ -37,9 +37,12 @@ struct queue {
 
 	bool plugged;			/* q->lock */
 	bool stopped;			/* q->lock */
-	bool held;			/* q->lock: stopped by hand (queue_hold) */
+	/* Holds by hand, each ended only by its own command; the queue dispatches when
+	 * neither held nor frozen is set (and it is not plugged or stopped). */
+	bool held;			/* q->lock: stopped by hand (queue_hold: stop/start) */
 	bool plug_held;			/* q->lock: plugged by hand (queue_plug_hold) */
-	bool frozen;			/* q->lock: held by queue_freeze() */
+	bool frozen;			/* q->lock: held by queue_freeze() until queue_thaw() */
+	uint64_t thaws;			/* q->lock: freezes ended, so a waiting freeze sees its end */
 	enum stop_reason stop_reason;	/* q->lock */
 	uint64_t plugged_since;		/* q->lock */
 	uint64_t stopped_since;		/* q->lock */
@@ -110,18 +113,21 @@ void queue_stats_reset(struct queue *q);
 
 /* Hold the queue stopped (@hold) or let it go, by hand, as blk_stop_queue() and
  * blk_start_queue(): while held nothing is dispatched and arriving bios queue and merge.
- * Independent of the controller's own stops. Call without q->lock. */
+ * Independent of the controller's own stops and of a freeze, which it neither ends nor
+ * is ended by; letting go of a queue not held does nothing. Call without q->lock. */
 void queue_hold(struct queue *q, bool hold);
 
 /* Hold the queue plugged (@plug) until called again with false; while held, none of the
  * automatic unplug rules applies. Call without q->lock. */
 void queue_plug_hold(struct queue *q, bool plug);
 
-/* Hold the queue and wait until nothing is in flight: the image is then consistent and
- * stays so until queue_thaw(). Queued requests stay queued. Call without q->lock. */
-void queue_freeze(struct queue *q);
+/* Hold the queue frozen and wait until nothing is in flight: the image is then consistent
+ * and stays so until queue_thaw(). Queued requests stay queued. A hold of its own: start
+ * does not end it. 0, or -ECANCELED when a thaw (or a drain or an abort) ended the freeze
+ * before nothing was in flight. Call without q->lock. */
+int queue_freeze(struct queue *q);
 
-/* End a freeze (and the hold it took). Call without q->lock. */
+/* End a freeze (not a stop); does nothing on a queue not frozen. Call without q->lock. */
 void queue_thaw(struct queue *q);
 
 struct queue_hold_state {

@@ -163,6 +163,7 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "plugged", (uint64_t)ss->plugged);
 	kv(&o, "stopped", (uint64_t)ss->stopped);
 	put(&o, "stop_reason %s\n", stop_reason_name[ss->stopped ? ss->stop_reason : STOP_NONE]);
+	kv(&o, "held", (uint64_t)ss->held);
 	kv(&o, "queued_requests", ss->queued_requests);
 	kv(&o, "queued_bytes", ss->queued_bytes);
 	kv(&o, "in_flight", ss->in_flight);

@@ -86,6 +86,7 @@ struct stats_snapshot {
 	uint64_t now_ns;
 	uint64_t disk_size;
 	int plugged, stopped;
+	int held;			/* held by hand: stop, plug or freeze */
 	enum stop_reason stop_reason;
 	uint64_t queued_requests, queued_bytes;
 	uint64_t in_flight;		/* commands the controller holds */

@@ -89,18 +89,26 @@ void wlog_close(struct wlog *l)
 
 int wlog_reader_open(struct wlog_reader *r, const char *path)
 {
+	int ret;
+
 	memset(r, 0, sizeof(*r));
 	r->f = fopen(path, "rbe");
 	if (!r->f)
 		return -errno;
 	if (fread(&r->hdr, sizeof(r->hdr), 1, r->f) != 1 ||
-	    memcmp(r->hdr.magic, WLOG_MAGIC, sizeof(r->hdr.magic)) ||
-	    r->hdr.version != WLOG_VERSION) {
-		fclose(r->f);
-		r->f = NULL;
-		return -EINVAL;
+	    memcmp(r->hdr.magic, WLOG_MAGIC, sizeof(r->hdr.magic))) {
+		ret = -EINVAL;
+		goto err;
+	}
+	if (r->hdr.version < 1 || r->hdr.version > WLOG_VERSION) {
+		ret = -EPROTO;
+		goto err;
 	}
 	return 0;
+err:
+	fclose(r->f);
+	r->f = NULL;
+	return ret;
 }
 
 int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
@@ -109,7 +117,8 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 
 	if (fread(rec, sizeof(*rec), 1, r->f) != 1)
 		return 0;
-	if (rec->type < WLOG_WRITE || rec->type > WLOG_CUT)
+	if (rec->type < WLOG_WRITE || rec->type > WLOG_FLUSH_FAILED ||
+	    (rec->type == WLOG_FLUSH_FAILED && r->hdr.version < 2))
 		return -EINVAL;
 	if (rec->type != WLOG_WRITE)
 		return 1;
@@ -128,6 +137,13 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 	if (fread(r->buf, 1, padded, r->f) != padded)
 		return 0; /* torn last record */
 	return 1;
+}
+
+int wlog_reader_rewind(struct wlog_reader *r)
+{
+	if (fseeko(r->f, (off_t)sizeof(r->hdr), SEEK_SET) < 0)
+		return -errno;
+	return 0;
 }
 
 void wlog_reader_close(struct wlog_reader *r)

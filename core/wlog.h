@@ -3,7 +3,7 @@
  * that completed, and power cuts, in completion order, for `plugdisk replay`.
  *
  * Format (all integers little-endian, as this machine writes them):
- *   header, 32 bytes: magic "PDWLOG01", u32 version (1), u32 atomic_write, u64 disk_size,
+ *   header, 32 bytes: magic "PDWLOG01", u32 version (2), u32 atomic_write, u64 disk_size,
  *                     u64 reserved (0);
  *   then records, each a 32-byte header { u32 type, u32 reserved, u64 epoch, u64 offset,
  *   u64 len } followed, for a write only, by its len bytes of data padded with zeros to a
@@ -11,18 +11,29 @@
  *     WRITE   (1) a write completed into the cache; epoch: its flush epoch;
  *     FLUSH   (2) a flush completed: every write of an epoch <= epoch is durable;
  *     DISCARD (3) a discard completed (offset, len); epoch: the open epoch then;
- *     CUT     (4) a power cut; what follows belongs to the next power-on period.
- * A torn last record (the daemon died while writing it) is ignored by the reader. */
+ *     CUT     (4) a power cut; what follows belongs to the next power-on period;
+ *     FLUSH_FAILED (5, version 2) a flush that closed epoch `epoch` failed: it made nothing
+ *             durable, and a later FLUSH covers that epoch's writes.
+ * Flush N is the N-th FLUSH record: every write of an epoch up to the largest epoch of the
+ * first N FLUSH records is durable then (concurrent flushes may complete out of epoch
+ * order). Version 1 logs, without FLUSH_FAILED records, read the same way. A torn last
+ * record (the daemon died while writing it) is ignored by the reader. */
 #ifndef PLUGDISK_WLOG_H
 #define PLUGDISK_WLOG_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-enum wlog_type { WLOG_WRITE = 1, WLOG_FLUSH = 2, WLOG_DISCARD = 3, WLOG_CUT = 4 };
+enum wlog_type {
+	WLOG_WRITE = 1,
+	WLOG_FLUSH = 2,
+	WLOG_DISCARD = 3,
+	WLOG_CUT = 4,
+	WLOG_FLUSH_FAILED = 5,
+};
 
 #define WLOG_MAGIC "PDWLOG01"
-#define WLOG_VERSION 1
+#define WLOG_VERSION 2		/* written; versions 1..WLOG_VERSION are read */
 
 struct wlog_hdr {
 	char magic[8];
@@ -65,12 +76,16 @@ struct wlog_reader {
 	size_t cap;
 };
 
-/* Open @path and check the header. 0, -EINVAL (not a log), or -errno. */
+/* Open @path and check the header. 0, -EINVAL (not a log), -EPROTO (a version this reader
+ * does not know; r->hdr.version says which), or -errno. */
 int wlog_reader_open(struct wlog_reader *r, const char *path);
 
 /* The next record into @rec (its data, for a write, in r->buf). 1, 0 at the end (or at a
  * torn last record), -ENOMEM, or -EINVAL for a record that makes no sense. */
 int wlog_next(struct wlog_reader *r, struct wlog_rec *rec);
+
+/* Back to the first record. 0 or -errno. */
+int wlog_reader_rewind(struct wlog_reader *r);
 
 void wlog_reader_close(struct wlog_reader *r);
 

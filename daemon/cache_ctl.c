@@ -48,12 +48,15 @@ int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg)
 	return 0;
 }
 
-void pd_cache_stop(struct pd *pd)
+int pd_cache_stop(struct pd *pd)
 {
+	int ret;
+
 	if (!pd->cache_on)
-		return;
-	cache_destroy(&pd->cache); /* logs a failed destage */
+		return 0;
+	ret = cache_destroy(&pd->cache); /* logs a failed destage and what it lost */
 	pd->cache_on = false;
+	return ret;
 }
 
 void pd_cache_reload(struct pd *pd, const struct pd_config *nc)

@@ -17,8 +17,9 @@ struct pd_config;
  * them. 0 or -errno (logged). Main thread, before the controller starts. */
 int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg);
 
-/* Destage what the cache holds (when the power is on) and free it. Nothing in flight. */
-void pd_cache_stop(struct pd *pd);
+/* Destage what the cache holds (when the power is on) and free it. Nothing in flight.
+ * 0, or the destage error (logged, with the acknowledged writes it lost). */
+int pd_cache_stop(struct pd *pd);
 
 /* Apply @nc's live cache settings (flush, destage delay and rate, atomic unit, cut mode);
  * warn that mode and size wait for a restart. Main thread. */

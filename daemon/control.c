@@ -28,6 +28,7 @@
 
 #define CTL_MAX_LINE 4096
 #define CTL_MAX_ARGS 64
+#define CTL_MAX_WRITE (64 * 1024) /* several lines: a listing written back */
 
 void ctl_printf(struct ctl_out *out, const char *fmt, ...)
 {
@@ -99,9 +100,10 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		queue_plug_hold(&pd->q, true);
 	else if (!strcmp(argv[0], "unplug"))
 		queue_plug_hold(&pd->q, false);
-	else if (!strcmp(argv[0], "freeze"))
-		queue_freeze(&pd->q);
-	else if (!strcmp(argv[0], "thaw"))
+	else if (!strcmp(argv[0], "freeze") && queue_freeze(&pd->q)) {
+		ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
+		return -ECANCELED;
+	} else if (!strcmp(argv[0], "thaw"))
 		queue_thaw(&pd->q);
 	return 0;
 }
@@ -111,12 +113,12 @@ static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 /* Every command. A feature adds its handler here, and its listing to ctl_shows[]. */
 static const struct ctl_cmd ctl_cmds[] = {
 	{ "stop", "stop: hold the queue stopped; bios queue and merge until start", ctl_queue },
-	{ "start", "start: let a queue held by stop dispatch again", ctl_queue },
+	{ "start", "start: let a queue held by stop dispatch again (not one frozen)", ctl_queue },
 	{ "plug", "plug: hold the queue plugged; bios queue and merge until unplug", ctl_queue },
 	{ "unplug", "unplug: end a plug held by plug", ctl_queue },
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
 	  ctl_queue },
-	{ "thaw", "thaw: end a freeze", ctl_queue },
+	{ "thaw", "thaw: end a freeze (not a stop)", ctl_queue },
 	{ "fault", FAULT_CTL_USAGE ": injected faults", fault_ctl_cmd },
 	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
 	  fault_ctl_release },
@@ -168,23 +170,26 @@ void control_show(struct pd *pd, struct ctl_out *out)
 		ctl_shows[i](pd, out);
 }
 
-int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out)
+/* Run one line: a command, or nothing for a blank line or a '#' comment. */
+static int control_run_line(struct pd *pd, const char *line, size_t len, struct ctl_out *out)
 {
 	char buf[CTL_MAX_LINE + 1];
 	char *argv[CTL_MAX_ARGS + 1], *save = NULL, *w;
 	int argc = 0, ret = -EINVAL;
+	size_t lead, mark = out->len; /* this line's answer starts at mark */
 
-	ctl_out_reset(out);
-	if (len && line[len - 1] == '\n')
-		len--;
+	for (lead = 0; lead < len && (line[lead] == ' ' || line[lead] == '\t'); lead++)
+		;
+	if (lead == len || line[lead] == '#')
+		return 0;
 	if (len > CTL_MAX_LINE) {
 		ctl_printf(out, "command longer than %u bytes\n", CTL_MAX_LINE);
 		goto bad;
 	}
 	memcpy(buf, line, len);
 	buf[len] = '\0';
-	if (strlen(buf) != len || strchr(buf, '\n')) {
-		ctl_printf(out, "one command per write, as one line of text\n");
+	if (strlen(buf) != len) {
+		ctl_printf(out, "a command is a line of text\n");
 		goto bad;
 	}
 	for (w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -195,10 +200,8 @@ int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out
 		argv[argc++] = w;
 	}
 	argv[argc] = NULL;
-	if (!argc) {
-		ctl_printf(out, "empty command (try: help)\n");
-		goto bad;
-	}
+	if (!argc)
+		return 0; /* blank: not reached, the test above skipped it */
 	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
 		if (strcmp(argv[0], ctl_cmds[i].name))
 			continue;
@@ -213,12 +216,29 @@ bad:
 	{
 		size_t n = out->len;
 
-		while (n && out->buf[n - 1] == '\n')
+		while (n > mark && out->buf[n - 1] == '\n')
 			n--;
-		log_warn("control: '%.*s': %.*s", (int)(len > 200 ? 200 : len), line, (int)n,
-			 out->buf ? out->buf : "failed");
+		log_warn("control: '%.*s': %.*s", (int)(len > 200 ? 200 : len), line,
+			 (int)(n - mark), out->buf ? out->buf + mark : "failed");
 	}
 	return ret;
+}
+
+int control_run(struct pd *pd, const char *text, size_t len, struct ctl_out *out)
+{
+	size_t start = 0;
+
+	ctl_out_reset(out);
+	while (start < len) {
+		const char *nl = memchr(text + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		int ret = control_run_line(pd, text + start, end - start, out);
+
+		if (ret)
+			return ret;
+		start = end + 1;
+	}
+	return 0;
 }
 
 /* ---- the file ---- */
@@ -297,7 +317,7 @@ void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_fi
 	ssize_t got;
 	int ret;
 
-	if (n == 0 || n > CTL_MAX_LINE + 1) {
+	if (n == 0 || n > CTL_MAX_WRITE) {
 		log_warn("control: a write of %zu bytes is not a command", n);
 		fuse_reply_err(req, EINVAL);
 		return;

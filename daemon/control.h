@@ -41,9 +41,10 @@ struct ctl_cmd {
 	ctl_cmd_fn run;
 };
 
-/* Run one command line (a write to the control file). Returns 0 or -errno; @out gets the
- * answer or the reason. */
-int control_run(struct pd *pd, const char *line, size_t len, struct ctl_out *out);
+/* Run a write to the control file: its lines in order, one command each, skipping blank
+ * lines and '#' comments (a listing written back), up to the first that fails. Returns 0
+ * or that line's -errno; @out gets the answers, or the reason. */
+int control_run(struct pd *pd, const char *text, size_t len, struct ctl_out *out);
 
 /* The commands' usage lines, as "help" answers them, for `plugdisk ctl help` without a
  * mount; and their names alone, one a line (shell completion). */

@@ -54,7 +54,7 @@ static int fault_ctl_add(struct pd *pd, int argc, char **argv, struct ctl_out *o
 	id = fault_add(&pd->faults, text, FAULT_FROM_CONTROL, err, sizeof(err));
 	if (id < 0) {
 		ctl_printf(out, "fault add: %s\n", err);
-		return id == -ENOMEM ? -ENOMEM : id == -ENOSPC ? -ENOSPC : -EINVAL;
+		return id == -ENOMEM || id == -ENOSPC || id == -ESHUTDOWN ? id : -EINVAL;
 	}
 	ctl_printf(out, "%d\n", id);
 	return 0;

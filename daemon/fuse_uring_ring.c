@@ -516,8 +516,16 @@ static void ring_loop(struct ring_queue *q)
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
 		io_uring_cqe_seen(&q->ring, cqe);
 		if ((uintptr_t)e == EVFD_TAG) {
-			if (smp_load_mb(u->stopping))
+			if (smp_load_mb(u->stopping)) {
+				/* Replies this thread filled since its last wait (requests it ran
+				 * inline, committed before it saw stopping) go out now: nobody
+				 * else submits this SQ unless a commit of its own comes. */
+				pthread_mutex_lock(&q->sq_lock);
+				if (io_uring_sq_ready(&q->ring))
+					ring_flush(q);
+				pthread_mutex_unlock(&q->sq_lock);
 				return;
+			}
 			/* The read goes in with the next submission, before the thread waits. */
 			pthread_mutex_lock(&q->sq_lock);
 			ret = ring_arm_eventfd(q);

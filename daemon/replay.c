@@ -26,9 +26,10 @@ static void replay_usage(FILE *f)
 		"LOG is a cache.log write log. IMAGE must hold what the disk held when the log\n"
 		"began (a copy taken before plugdisk started, or zeros for a new disk).\n"
 		"  --list     the flushes in the log, with the writes before each\n"
-		"  --flush N  apply every write the N-th completed flush made durable (0: none)\n"
-		"  --crash N  as --flush N, then a power cut over the writes of the next epoch\n"
-		"             (completed after flush N was issued, before flush N+1 was), chosen by\n"
+		"  --flush N  apply every write the N-th completed flush made durable (0: none);\n"
+		"             failed flushes are not counted (--list shows them)\n"
+		"  --crash N  as --flush N, then a power cut over the writes flush N left pending\n"
+		"             that completed before flush N+1 was issued, chosen by\n"
 		"             --mode (default subset) from --seed (default 1)\n"
 		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
 		"Exit: 0 done, 1 I/O error or bad log, 2 usage.\n");
@@ -36,7 +37,7 @@ static void replay_usage(FILE *f)
 
 static int replay_list(struct wlog_reader *r)
 {
-	uint64_t writes = 0, bytes = 0, flushes = 0, discards = 0;
+	uint64_t writes = 0, bytes = 0, flushes = 0, discards = 0, durable = 0;
 	struct wlog_rec rec;
 	int ret;
 
@@ -54,8 +55,17 @@ static int replay_list(struct wlog_reader *r)
 		case WLOG_FLUSH:
 			flushes++;
 			printf("flush %" PRIu64 " epoch %" PRIu64 " after %" PRIu64 " writes (%" PRIu64
-			       " bytes), %" PRIu64 " discards\n",
+			       " bytes), %" PRIu64 " discards",
 			       flushes, rec.epoch, writes, bytes, discards);
+			if (rec.epoch < durable) /* completed after a later flush */
+				printf("; epochs up to %" PRIu64 " were durable already", durable);
+			printf("\n");
+			if (rec.epoch > durable)
+				durable = rec.epoch;
+			break;
+		case WLOG_FLUSH_FAILED:
+			printf("failed flush (epoch %" PRIu64 ") after %" PRIu64 " writes: not "
+			       "counted; a later flush covers its writes\n", rec.epoch, writes);
 			break;
 		case WLOG_CUT:
 			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
@@ -83,6 +93,91 @@ static int replay_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len
 	return cache_exec(c, &rq);
 }
 
+/* What a replay of flush n (or a crash after it) takes from the log, found by a first pass
+ * before the image is touched. Flush n is the n-th FLUSH record (failed flushes have their
+ * own record and are not counted); writes and discards carry the epoch that was open when
+ * they completed, and epochs only grow in the log's order, so the writes flush n made
+ * durable are a prefix of them, those of epochs <= durable. */
+struct replay_plan {
+	uint64_t n;
+	bool crash;
+	uint64_t durable;	/* the largest epoch of flushes 1..n: those writes are durable */
+	uint64_t pending_max;	/* crash: the epoch flush n+1 closed (UINT64_MAX: none); the
+				 * writes of epochs in (durable, pending_max] go through the cut */
+	uint64_t flushes;	/* FLUSH records read, up to flush n (n + 1), a cut or the end */
+};
+
+/* Whether @rec ends the replay's part of the log, counting it into @plan. */
+static bool replay_at_end(struct replay_plan *plan, const struct wlog_rec *rec, bool scan)
+{
+	if (rec->type == WLOG_CUT)
+		return true;
+	if (rec->type != WLOG_FLUSH)
+		return false;
+	plan->flushes++;
+	if (plan->flushes == plan->n + 1) { /* only a crash reads this far */
+		if (scan)
+			plan->pending_max = rec->epoch;
+		return true;
+	}
+	if (scan && rec->epoch > plan->durable)
+		plan->durable = rec->epoch;
+	return plan->flushes == plan->n && !plan->crash;
+}
+
+/* The first pass: check the records and fill @plan. 0, or -EINVAL for a bad record. */
+static int replay_scan(struct wlog_reader *r, struct replay_plan *plan)
+{
+	struct wlog_rec rec;
+	int ret;
+
+	plan->durable = plan->flushes = 0;
+	plan->pending_max = UINT64_MAX;
+	if (plan->n == 0 && !plan->crash)
+		return 0;
+	while ((ret = wlog_next(r, &rec)) > 0)
+		if (replay_at_end(plan, &rec, true))
+			return 0;
+	return ret;
+}
+
+/* The second pass: the durable writes, a flush, then for a crash the pending ones, into the
+ * cache. 0 or -errno; *@applied: the writes applied. */
+static int replay_apply(struct wlog_reader *r, struct cache *c, struct replay_plan *plan,
+			uint64_t *applied)
+{
+	uint64_t limit = plan->durable;
+	bool flushed = false, done = plan->n == 0 && !plan->crash;
+	struct wlog_rec rec;
+	int ret = 0;
+
+	if (plan->crash && plan->pending_max > limit)
+		limit = plan->pending_max;
+	*applied = 0;
+	plan->flushes = 0;
+	while (!done && (ret = wlog_next(r, &rec)) > 0) {
+		ret = 0;
+		done = replay_at_end(plan, &rec, false);
+		if ((rec.type != WLOG_WRITE && rec.type != WLOG_DISCARD) || rec.epoch > limit)
+			continue;
+		if (rec.epoch > plan->durable && !flushed) { /* the first write flush n left */
+			ret = replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+			flushed = true;
+		}
+		if (!ret && rec.type == WLOG_WRITE) {
+			ret = replay_io(c, BIO_OP_WRITE, rec.offset, rec.len, r->buf);
+			(*applied)++;
+		} else if (!ret) {
+			ret = replay_io(c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
+		}
+		if (ret)
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	return flushed ? 0 : replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+}
+
 int pd_replay_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -91,17 +186,19 @@ int pd_replay_main(int argc, char **argv)
 		{ "seed", required_argument, 0, 's' },	{ "atomic", required_argument, 0, 'a' },
 		{ "help", no_argument, 0, 'h' },	{ 0, 0, 0, 0 },
 	};
-	uint64_t n = 0, seed = 1, atomic = 0, applied = 0, flushes = 0;
+	uint64_t n = 0, seed = 1, atomic = 0, applied = 0;
+	struct replay_plan plan;
 	int opt, mode = CACHE_CUT_SUBSET, what = 0, ret, status = 1;
 	struct cache_params p;
 	struct wlog_reader r;
-	struct wlog_rec rec;
 	struct backend be;
 	struct cache c;
 	char err[256];
-	bool crash, done = false;
+	bool crash;
 
-	log_init("plugdisk", false, LOG_LVL_INFO);
+	/* Warnings and errors only: the cache's settings line and its power-cut report speak of
+	 * a drive, not of a replay, which prints its own summary. */
+	log_init("plugdisk", false, LOG_LVL_WARN);
 	argv[0] = (char *)"plugdisk replay";	/* getopt's messages start with it */
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
@@ -149,8 +246,13 @@ int pd_replay_main(int argc, char **argv)
 	}
 	ret = wlog_reader_open(&r, argv[optind]);
 	if (ret) {
-		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
-			ret == -EINVAL ? "not a plugdisk write log" : strerror(-ret));
+		if (ret == -EPROTO)
+			fprintf(stderr, "plugdisk replay: %s: write log version %" PRIu32 "; this "
+				"plugdisk reads versions 1 to %d\n", argv[optind], r.hdr.version,
+				WLOG_VERSION);
+		else
+			fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
+				ret == -EINVAL ? "not a plugdisk write log" : strerror(-ret));
 		return 1;
 	}
 	if (what == 'l') {
@@ -159,11 +261,35 @@ int pd_replay_main(int argc, char **argv)
 		return status;
 	}
 	crash = what == 'c';
-	ret = backend_open(&be, argv[optind + 1], r.hdr.disk_size, err, sizeof(err));
+	/* The whole request is checked against the log before the image is opened (or
+	 * created): a replay that cannot be done leaves the image as it was. */
+	plan.n = n;
+	plan.crash = crash;
+	ret = replay_scan(&r, &plan);
 	if (ret) {
-		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], err);
-		wlog_reader_close(&r);
-		return 1;
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
+			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
+		goto out_log;
+	}
+	if (plan.flushes < n) {
+		fprintf(stderr, "plugdisk replay: the log has %" PRIu64 " flushes, not %" PRIu64 "\n",
+			plan.flushes, n);
+		goto out_log;
+	}
+	ret = wlog_reader_rewind(&r);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));
+		goto out_log;
+	}
+	ret = backend_open(&be, argv[optind + 1], r.hdr.disk_size, err, sizeof(err));
+	if (ret == -BACKEND_ESIZE) {
+		fprintf(stderr, "plugdisk replay: %s: not the size of the log's disk, %" PRIu64
+			" bytes\n", argv[optind + 1], r.hdr.disk_size);
+		goto out_log;
+	}
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s\n", err);
+		goto out_log;
 	}
 	cache_params_default(&p);
 	p.mode = CACHE_MODE_WRITEBACK;
@@ -177,51 +303,9 @@ int pd_replay_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk replay: %s\n", strerror(-ret));
 		goto out_be;
 	}
-	/* Writes of epochs <= n (and n+1 for a crash), flushes up to n; stop at flush n (or
-	 * n+1), at a cut, or at the end. */
-	if (n == 0 && !crash)
-		done = true;
-	while (!done && (ret = wlog_next(&r, &rec)) > 0) {
-		uint64_t limit = crash ? n + 1 : n;
-
-		switch (rec.type) {
-		case WLOG_WRITE:
-			if (rec.epoch > limit)
-				break;
-			ret = replay_io(&c, BIO_OP_WRITE, rec.offset, rec.len, r.buf);
-			applied++;
-			break;
-		case WLOG_DISCARD:
-			if (rec.epoch <= limit)
-				ret = replay_io(&c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
-			break;
-		case WLOG_FLUSH:
-			if (rec.epoch > limit)
-				break;
-			if (rec.epoch == n + 1) { /* crash: the next flush bounds the epoch */
-				done = true;
-				break;
-			}
-			ret = replay_io(&c, BIO_OP_FLUSH, 0, 0, NULL);
-			flushes++;
-			if (rec.epoch == n)
-				done = !crash;
-			break;
-		case WLOG_CUT:
-			done = true;
-			break;
-		}
-		if (ret < 0)
-			break;
-	}
-	if (ret < 0) {
-		fprintf(stderr, "plugdisk replay: %s\n",
-			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
-		goto out_cache;
-	}
-	if (flushes < n) {
-		fprintf(stderr, "plugdisk replay: the log has %" PRIu64 " flushes, not %" PRIu64 "\n",
-			flushes, n);
+	ret = replay_apply(&r, &c, &plan, &applied);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], strerror(-ret));
 		goto out_cache;
 	}
 	if (crash) {
@@ -230,8 +314,9 @@ int pd_replay_main(int argc, char **argv)
 		cache_powercut(&c, mode, seed, "replay");
 		cache_snapshot(&c, &st, NULL);
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied, then a %s cut with seed "
-		       "%" PRIu64 ": %" PRIu64 " of %" PRIu64 " pending bytes lost\n",
-		       n, applied, cache_cut_names[mode], seed, st.last_cut_dropped,
+		       "%" PRIu64 ", atomic write %" PRIu32 ": %" PRIu64 " of %" PRIu64
+		       " pending bytes lost\n",
+		       n, applied, cache_cut_names[mode], seed, p.atomic_write, st.last_cut_dropped,
 		       st.last_cut_pending);
 	} else {
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied\n", n, applied);
@@ -244,6 +329,7 @@ out_cache:
 		status = 1;
 out_be:
 	backend_close(&be);
+out_log:
 	wlog_reader_close(&r);
 	return status;
 }

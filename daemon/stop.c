@@ -88,6 +88,7 @@ static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
 	ctrl_params_lift_limits(&cp);
 	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
 	queue_hold(&pd->q, false);
+	queue_thaw(&pd->q);
 	queue_plug_hold(&pd->q, false);
 	queue_unplug_idle(&pd->q);
 	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
@@ -108,13 +109,14 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 {
 	char disk[PATH_MAX + 8];
 	int ret, status = EXIT_OK;
+	bool busy = false;
 
 	smp_store_mb(pd->stopping, 1);
 	sd_notify(0, "STOPPING=1");
 	/* A stalled request would hold the drain forever: no fault outlives the stop. */
 	if (fault_nr_held(&pd->faults))
 		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
-	fault_clear(&pd->faults);
+	fault_close(&pd->faults); /* and none added through control from now on */
 	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
@@ -123,8 +125,8 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	snprintf(disk, sizeof(disk), "%s/disk", pd->mountpoint);
 	if (geteuid() == 0 && umount2(pd->mountpoint, 0) < 0 && errno == EBUSY) {
 		log_disk_holders(disk);
-		log_warn("%s is busy: detaching it lazily; every acknowledged write is in the image",
-			 pd->mountpoint);
+		log_warn("%s is busy: detaching it lazily", pd->mountpoint);
+		busy = true;
 	}
 	fuse_session_exit(pd->se);
 	pd_fuse_join(pd);
@@ -132,9 +134,14 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	queue_drain(&pd->q);
 	pd_fuse_trim_buffers(pd, false);
 	/* The write cache goes to the image before the last sync. */
-	pd_cache_stop(pd);
+	if (pd_cache_stop(pd))
+		status = EXIT_RUNTIME;
 	if (backend_sync(&pd->be))
 		status = EXIT_RUNTIME;
+	/* Only now, with the cache written out and the image synced, is the claim true. */
+	if (busy && status == EXIT_OK)
+		log_warn("%s was busy when detached: every acknowledged write is in the image",
+			 pd->mountpoint);
 	fuse_session_unmount(pd->se);
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;

@@ -59,7 +59,7 @@ assert_eq "$(stat_get write_ios)" 1 "8 adjacent bios held by the plug: one reque
 # freeze returns with nothing in flight; thaw lets queued I/O go.
 "$PLUGDISK" ctl "$MNT" freeze || fail "freeze failed"
 assert_eq "$(stat_get in_flight)" 0 "in flight after freeze"
-assert_eq "$(grep -v '^#' "$MNT/control" | tr '\n' ' ')" "stop unplug freeze " "listing when frozen"
+assert_eq "$(grep -v '^#' "$MNT/control" | tr '\n' ' ')" "start unplug freeze " "listing when frozen"
 "$PLUGDISK" ctl "$MNT" thaw || fail "thaw failed"
 assert_eq "$(grep -v '^#' "$MNT/control" | tr '\n' ' ')" "start unplug thaw " "listing after thaw"
 "$PLUGDISK" ctl "$MNT" help >"$T/help" || fail "help failed"

@@ -15,7 +15,7 @@ export LC_ALL=C
 # Names that are state or settings, not counters: a reset leaves them alone.
 is_state() {
 	case $1 in
-	disk_size_bytes | snapshot_us | plugged | stopped | stop_reason | queued_requests | \
+	disk_size_bytes | snapshot_us | plugged | stopped | stop_reason | held | queued_requests | \
 		queued_bytes | in_flight | queue_depth | bucket_* | limit_* | queue_plug | \
 		queue_unplug_threshold | queue_unplug_delay_us | queue_nomerges | \
 		queue_max_request_size_bytes | queue_nr_requests | fuse_transport | fuse_ring_queues | \

@@ -608,6 +608,33 @@ START_TEST(test_stall_until_release)
 }
 END_TEST
 
+/* fault_close() releases what is stalled and refuses every later fault, so that a stop's
+ * drain cannot meet one; fault_clear() does not refuse. */
+START_TEST(test_close_refuses_new_faults)
+{
+	static struct dbio d[2];
+	char err[256];
+	char *spec = (char *)"op=write stall";
+
+	start(false, 0);
+	add("op=write offset=0 len=4K stall");
+	dsubmit(&d[0], BIO_OP_WRITE, 0, 4 * KiB, 0x42);
+	ck_assert_uint_eq(fault_nr_held(&FS), 1);
+	fault_clear(&FS);
+	add("op=write offset=0 len=4K stall");
+	fault_close(&FS);
+	ck_assert_int_eq(d[0].tb.ncomplete, 1);
+	ck_assert_int_eq(fault_add(&FS, "op=write stall", FAULT_FROM_CONTROL, err, sizeof(err)),
+			 -ESHUTDOWN);
+	ck_assert_ptr_nonnull(strstr(err, "stopping"));
+	ck_assert_int_eq(fault_replace_configured(&FS, &spec, 1, err, sizeof(err)), -ESHUTDOWN);
+	ck_assert_uint_eq(fstats().nr, 0);
+	dsubmit(&d[1], BIO_OP_WRITE, 0, 4 * KiB, 0x43);
+	ck_assert_int_eq(d[1].tb.ncomplete, 1);
+	stop();
+}
+END_TEST
+
 START_TEST(test_stall_timeout_error)
 {
 	static struct dbio d;
@@ -778,6 +805,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_latency_holds_the_slot);
 	tcase_add_test(tc, test_latency_distributions);
 	tcase_add_test(tc, test_stall_until_release);
+	tcase_add_test(tc, test_close_refuses_new_faults);
 	tcase_add_test(tc, test_stall_timeout_error);
 	tcase_add_test(tc, test_stall_timeout_completes);
 	tcase_add_test(tc, test_del_releases_its_stalls);

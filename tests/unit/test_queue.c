@@ -3,6 +3,7 @@
  * unplug reason, stop and start against a fake controller, flush ordering, request depletion. */
 #undef NDEBUG
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -1190,6 +1191,162 @@ START_TEST(test_mixed_load_keeps_identity)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- holds by hand */
+
+/* stop/start and freeze/thaw are separate holds: neither end command ends the other's. */
+START_TEST(test_thaw_does_not_end_stop)
+{
+	struct tbio b[1];
+
+	start_one_slot();
+	queue_hold(&F.q, true);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
+	ck_assert_uint_eq(F.nexec, 0);
+	queue_thaw(&F.q); /* no freeze: nothing to end */
+	ck_assert_uint_eq(F.nexec, 0);
+	queue_hold(&F.q, false);
+	ck_assert_uint_eq(F.nexec, 1);
+	fake_stop(&F);
+	assert_all_done_once(b, 1);
+}
+END_TEST
+
+START_TEST(test_start_does_not_end_freeze)
+{
+	struct queue_hold_state st;
+	struct tbio b[1];
+
+	start_one_slot();
+	queue_freeze(&F.q);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
+	queue_hold(&F.q, false); /* no stop: nothing to end */
+	ck_assert_uint_eq(F.nexec, 0);
+	queue_hold_state(&F.q, &st);
+	ck_assert(st.frozen && !st.held);
+	queue_thaw(&F.q);
+	ck_assert_uint_eq(F.nexec, 1);
+	fake_stop(&F);
+	assert_all_done_once(b, 1);
+}
+END_TEST
+
+/* Both holds: the queue dispatches only once both have ended, in either order. */
+START_TEST(test_stop_and_freeze_both_end_before_dispatch)
+{
+	struct tbio b[2];
+
+	start_one_slot();
+	queue_hold(&F.q, true);
+	queue_freeze(&F.q);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
+	queue_hold(&F.q, false);
+	ck_assert_uint_eq(F.nexec, 0);
+	queue_hold(&F.q, true);
+	queue_thaw(&F.q);
+	ck_assert_uint_eq(F.nexec, 0);
+	queue_hold(&F.q, false);
+	ck_assert_uint_eq(F.nexec, 1);
+	fake_stop(&F);
+	assert_all_done_once(b, 1);
+}
+END_TEST
+
+struct freezer {
+	pthread_t th;
+	int ret;
+	bool done;	/* F.q.lock */
+};
+
+static void *freeze_thread(void *arg)
+{
+	struct freezer *fz = arg;
+
+	fz->ret = queue_freeze(&F.q);
+	pthread_mutex_lock(&F.q.lock);
+	fz->done = true;
+	pthread_mutex_unlock(&F.q.lock);
+	return NULL;
+}
+
+/* Start a freeze in a thread and wait until it waits for the request in flight. */
+static void freeze_start(struct freezer *fz)
+{
+	struct timespec ms = {0, 1000000};
+	int waiting = 0;
+
+	fz->done = false;
+	ck_assert_int_eq(pthread_create(&fz->th, NULL, freeze_thread, fz), 0);
+	for (int i = 0; i < 10000 && !waiting; i++) {
+		pthread_mutex_lock(&F.q.lock);
+		waiting = F.q.drain_waiting;
+		pthread_mutex_unlock(&F.q.lock);
+		if (!waiting)
+			nanosleep(&ms, NULL);
+	}
+	ck_assert_int_eq(waiting, 1);
+}
+
+static bool freeze_done(struct freezer *fz)
+{
+	bool done;
+
+	pthread_mutex_lock(&F.q.lock);
+	done = fz->done;
+	pthread_mutex_unlock(&F.q.lock);
+	return done;
+}
+
+/* A start arriving while a freeze waits for the requests in flight leaves the freeze in
+ * force: it completes on a queue that is frozen and dispatches nothing new. */
+START_TEST(test_start_during_freeze_wait_keeps_the_freeze)
+{
+	struct queue_hold_state st;
+	struct freezer fz;
+	struct tbio b[2];
+
+	start_one_slot();
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB); /* in flight for 100 us */
+	freeze_start(&fz);
+	queue_hold(&F.q, false);
+	submit(&F, &b[1], BIO_OP_WRITE, 1024 * KiB, 4 * KiB);
+	ck_assert(!freeze_done(&fz));
+	fake_advance_to(&F, T0 + 100 * US);
+	ck_assert_int_eq(pthread_join(fz.th, NULL), 0);
+	ck_assert_int_eq(fz.ret, 0);
+	queue_hold_state(&F.q, &st);
+	ck_assert(st.frozen);
+	ck_assert_uint_eq(F.nexec, 1);
+	queue_thaw(&F.q);
+	ck_assert_uint_eq(F.nexec, 2);
+	fake_stop(&F);
+	assert_all_done_once(b, 2);
+}
+END_TEST
+
+/* A thaw arriving while a freeze waits ends it: the freeze fails with ECANCELED instead of
+ * reporting a frozen queue that is not. */
+START_TEST(test_thaw_during_freeze_wait_cancels_the_freeze)
+{
+	struct queue_hold_state st;
+	struct freezer fz;
+	struct tbio b[2];
+
+	start_one_slot();
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
+	freeze_start(&fz);
+	queue_thaw(&F.q);
+	submit(&F, &b[1], BIO_OP_WRITE, 1024 * KiB, 4 * KiB);
+	fake_advance_to(&F, T0 + 100 * US);
+	ck_assert_int_eq(pthread_join(fz.th, NULL), 0);
+	ck_assert_int_eq(fz.ret, -ECANCELED);
+	queue_hold_state(&F.q, &st);
+	ck_assert(!st.frozen);
+	ck_assert_uint_eq(F.nexec, 2);
+	fake_stop(&F);
+	assert_all_done_once(b, 2);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
 	Suite *s = suite_create("queue");
@@ -1244,6 +1401,15 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_request_depletion_blocks_submitter);
 	tcase_add_test(tc, test_merging_bio_does_not_wait_for_a_request);
 	tcase_add_test(tc, test_mixed_load_keeps_identity);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("holds");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_thaw_does_not_end_stop);
+	tcase_add_test(tc, test_start_does_not_end_freeze);
+	tcase_add_test(tc, test_stop_and_freeze_both_end_before_dispatch);
+	tcase_add_test(tc, test_start_during_freeze_wait_keeps_the_freeze);
+	tcase_add_test(tc, test_thaw_during_freeze_wait_cancels_the_freeze);
 	suite_add_tcase(s, tc);
 	return s;
 }

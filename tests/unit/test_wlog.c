@@ -5,6 +5,7 @@
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,6 +165,98 @@ START_TEST(test_cache_logs_in_completion_order)
 }
 END_TEST
 
+/* A flush the stage below fails: logged as failed with the epoch it used up, so that the
+ * next completed flush is the next FLUSH record. */
+static bool fail_flush;
+
+static int flaky_exec(void *arg, struct request *rq)
+{
+	if (rq->op == BIO_OP_FLUSH && fail_flush)
+		return -EIO;
+	return mem_exec(arg, rq);
+}
+
+START_TEST(test_cache_logs_a_failed_flush)
+{
+	static const struct { uint32_t type; uint64_t epoch; } want[] = {
+		{ WLOG_WRITE, 1 }, { WLOG_FLUSH, 1 }, { WLOG_WRITE, 2 }, { WLOG_FLUSH_FAILED, 2 },
+		{ WLOG_WRITE, 3 }, { WLOG_FLUSH, 3 },
+	};
+	struct cache_params p;
+	struct cache c;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+	uint8_t b[4096];
+
+	make_path();
+	cache_params_default(&p);
+	p.mode = CACHE_MODE_WRITEBACK;
+	p.destage_delay_ms = 100000;
+	p.seed = 3;
+	ck_assert_int_eq(cache_init(&c, &p, flaky_exec, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	memset(b, 2, sizeof(b));
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	fail_flush = true;
+	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), -EIO);
+	fail_flush = false;
+	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	cache_destroy(&c);
+
+	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+	ck_assert_uint_eq(r.hdr.version, WLOG_VERSION);
+	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_int_eq(wlog_next(&r, &rec), 1);
+		ck_assert_uint_eq(rec.type, want[i].type);
+		ck_assert_uint_eq(rec.epoch, want[i].epoch);
+	}
+	ck_assert_int_eq(wlog_next(&r, &rec), 0);
+	wlog_reader_close(&r);
+	unlink(path);
+}
+END_TEST
+
+/* Set the version field of the log at path. */
+static void set_version(uint32_t v)
+{
+	FILE *f = fopen(path, "r+");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 8, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(&v, sizeof(v), 1, f), 1);
+	fclose(f);
+}
+
+/* A version 1 log (no failed-flush records) still reads; a failed-flush record in one is
+ * bad; a version this reader does not know is refused as such, not as "not a log". */
+START_TEST(test_versions)
+{
+	struct wlog l;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+
+	make_path();
+	ck_assert_int_eq(wlog_open(&l, path, 1 << 20, 4096), 0);
+	wlog_append(&l, WLOG_FLUSH, 1, 0, 0, NULL);
+	wlog_append(&l, WLOG_FLUSH_FAILED, 2, 0, 0, NULL);
+	wlog_close(&l);
+	set_version(1);
+	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+	ck_assert_int_eq(wlog_next(&r, &rec), 1);
+	ck_assert_uint_eq(rec.type, WLOG_FLUSH);
+	ck_assert_int_eq(wlog_next(&r, &rec), -EINVAL);
+	wlog_reader_close(&r);
+	set_version(WLOG_VERSION + 1);
+	ck_assert_int_eq(wlog_reader_open(&r, path), -EPROTO);
+	set_version(0);
+	ck_assert_int_eq(wlog_reader_open(&r, path), -EPROTO);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wlog");
@@ -174,6 +267,8 @@ int main(void)
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_torn_last_record_and_bad_files);
 	tcase_add_test(tc, test_cache_logs_in_completion_order);
+	tcase_add_test(tc, test_cache_logs_a_failed_flush);
+	tcase_add_test(tc, test_versions);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
