@@ -24,12 +24,12 @@
 #include "core/log.h"
 #include "core/prng.h"
 
-/* What the cut keeps of @w: a bitmap of its atomic units, returned in @keep (nunits bits).
- * Returns the bytes kept. */
-static uint64_t cut_tear(struct cache *c, const struct cache_write *w, uint64_t *rng,
+/* What the cut keeps of @w, torn at @unit: a bitmap of its atomic units, returned in @keep
+ * (nunits bits). Returns the bytes kept. */
+static uint64_t cut_tear(const struct cache_write *w, uint64_t unit, uint64_t *rng,
 			 uint8_t *keep, uint64_t nunits)
 {
-	uint64_t unit = c->p.atomic_write, kept = 0, u = 0;
+	uint64_t kept = 0, u = 0;
 
 	for (uint64_t off = w->offset; off < w->offset + w->len; u++) {
 		uint64_t end = (off / unit + 1) * unit;
@@ -50,10 +50,12 @@ static uint64_t write_units(const struct cache_write *w, uint64_t unit)
 	return (w->offset + w->len - 1) / unit - w->offset / unit + 1;
 }
 
-/* Write the kept units of @w to the image, each run of kept units as one write. */
-static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t *keep)
+/* Write the kept units (of @unit bytes) of @w to the image, each run of kept units as one
+ * write. c->lock not held. */
+static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t *keep,
+		     uint64_t unit)
 {
-	uint64_t unit = c->p.atomic_write, end = w->offset + w->len, off = w->offset, u = 0;
+	uint64_t end = w->offset + w->len, off = w->offset, u = 0;
 	uint64_t run = 0;
 	bool in_run = false;
 	int ret = 0, r;
@@ -90,6 +92,8 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	struct cache_write *list, *w, *next;
 	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
 	uint64_t n = 0, epoch_left = 0, epoch_keep = 0;
+	/* The unit in force when the power went: a reload may change c->p meanwhile. */
+	uint64_t unit = c->p.atomic_write;
 	int ret = 0;
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
@@ -107,7 +111,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	pthread_mutex_unlock(&c->lock);
 
 	for (w = list; w; w = w->next) {
-		uint64_t nunits = write_units(w, c->p.atomic_write);
+		uint64_t nunits = write_units(w, unit);
 		uint8_t keepbuf[64], *keep = keepbuf;
 		const char *what;
 		uint64_t kept = 0;
@@ -144,12 +148,12 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			case 1:
 				break;
 			default:
-				kept = cut_tear(c, w, &rng, keep, nunits);
+				kept = cut_tear(w, unit, &rng, keep, nunits);
 				break;
 			}
 			break;
 		case CACHE_CUT_TEAR:
-			kept = cut_tear(c, w, &rng, keep, nunits);
+			kept = cut_tear(w, unit, &rng, keep, nunits);
 			break;
 		default: /* CACHE_CUT_DROP */
 			break;
@@ -169,7 +173,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			  " len %" PRIu64 ": %s (%" PRIu64 " bytes kept)",
 			  w->seq, w->epoch, w->offset, w->len, what, kept);
 		if (kept) {
-			int r = cut_apply(c, w, keep);
+			int r = cut_apply(c, w, keep, unit);
 			if (r && !ret)
 				ret = r;
 		}

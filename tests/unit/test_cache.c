@@ -22,6 +22,9 @@ struct mem {
 	unsigned int nflush;
 	unsigned int nw_at_flush;	/* lower writes seen when the last flush ran */
 	int fail;			/* error every op returns, 0 = none */
+	/* Called by every op after its I/O, with no lock of the cache's held: a test's way to
+	 * act while the cache waits for the image (cut the power, change the settings). */
+	void (*hook)(struct mem *mm, struct request *rq);
 };
 
 static struct mem *m;
@@ -33,13 +36,10 @@ static uint64_t clk(void *arg)
 	return now_ns;
 }
 
-static int mem_exec(void *arg, struct request *rq)
+static int mem_io(struct mem *mm, struct request *rq)
 {
-	struct mem *mm = arg;
 	uint64_t pos = rq->offset;
 
-	if (mm->fail)
-		return mm->fail;
 	switch (rq->op) {
 	case BIO_OP_READ:
 	case BIO_OP_WRITE:
@@ -68,6 +68,20 @@ static int mem_exec(void *arg, struct request *rq)
 	default:
 		return -EINVAL;
 	}
+}
+
+static int mem_exec(void *arg, struct request *rq)
+{
+	struct mem *mm = arg;
+
+	int ret;
+
+	if (mm->fail)
+		return mm->fail;
+	ret = mem_io(mm, rq);
+	if (mm->hook)
+		mm->hook(mm, rq);
+	return ret;
 }
 
 /* One request of one bio and one buffer. */
@@ -549,6 +563,49 @@ START_TEST(test_small_writes_are_atomic_and_neighbours_untouched)
 }
 END_TEST
 
+/* The cache the hooks below act on. */
+static struct cache *hook_cache;
+
+/* At the cut's first kept write, a reload (SIGHUP) shrinks the atomic unit to 512. */
+static void hook_shrink_unit(struct mem *mm, struct request *rq)
+{
+	struct cache_params np;
+
+	if (rq->op != BIO_OP_WRITE)
+		return;
+	mm->hook = NULL;
+	np = hook_cache->p; /* read by this thread alone: the test has no other */
+	np.atomic_write = 512;
+	cache_reconfigure(hook_cache, &np);
+}
+
+/* A cut tears at the unit in force when the power went, though a reload changes it while the
+ * cut writes what it keeps: every aligned 4 KiB unit is all or nothing. */
+START_TEST(test_cut_tears_at_the_unit_of_the_cut)
+{
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct cache_params p;
+		struct cache c;
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		p.atomic_write = 4096;
+		start(&c, &p);
+		hook_cache = &c;
+		for (unsigned int i = 0; i < 8; i++)
+			ck_assert_int_eq(wr(&c, i * 65536, 65536, 0xcd), 0);
+		m->hook = hook_shrink_unit;
+		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_TEAR, seed, "test"), 0);
+		ck_assert_msg(m->hook == NULL, "the cut kept nothing");
+		for (unsigned int u = 0; u < 8 * 16; u++)
+			ck_assert_msg(img_is(u * 4096, 4096, 0xcd) || img_is(u * 4096, 4096, 0),
+				      "seed %llu: 4 KiB unit %u partly written",
+				      (unsigned long long)seed, u);
+		finish(&c);
+	}
+}
+END_TEST
+
 /* The same seed over the same writes leaves the same image; other seeds leave others. */
 static void run_seeded(uint64_t seed, int mode, uint8_t *out)
 {
@@ -893,6 +950,7 @@ int main(void)
 	tcase_add_test(tc, test_cut_subset_keeps_drops_and_tears_at_the_unit);
 	tcase_add_test(tc, test_cut_tear_tears_every_write_at_the_unit);
 	tcase_add_test(tc, test_small_writes_are_atomic_and_neighbours_untouched);
+	tcase_add_test(tc, test_cut_tears_at_the_unit_of_the_cut);
 	tcase_add_test(tc, test_seed_replays);
 	tcase_add_test(tc, test_arm_at_nth_flush);
 	tcase_add_test(tc, test_arm_at_nth_write_after_a_flush);
