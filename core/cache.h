@@ -18,7 +18,7 @@ enum cache_flush { CACHE_FLUSH_HONOUR, CACHE_FLUSH_IGNORE, CACHE_FLUSH_NR };
 /* What a power cut does with the writes still in the cache (cache.powercut). */
 enum cache_cut {
 	CACHE_CUT_DROP,		/* every pending write is lost */
-	CACHE_CUT_PREFIX,	/* per flush epoch, a prefix in completion order survives */
+	CACHE_CUT_PREFIX,	/* a prefix of the pending writes in completion order survives */
 	CACHE_CUT_SUBSET,	/* each pending write kept, dropped or torn, independently */
 	CACHE_CUT_TEAR,		/* every pending write torn: each atomic unit survives or not */
 	CACHE_CUT_NR,

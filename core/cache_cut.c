@@ -6,7 +6,8 @@
  * destages in flight (they reach the image), takes the pending list, and decides for each
  * write from a seeded generator what reaches the image, by cache.powercut:
  *   drop    nothing;
- *   prefix  in each epoch, the first k writes in completion order, k uniform in 0..n;
+ *   prefix  the first k pending writes in completion order, whatever their epochs, k
+ *           uniform in 0..n: no kept write is newer than a dropped one;
  *   subset  each write independently: kept, dropped, or torn;
  *   tear    every write torn.
  * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write, aligned on
@@ -91,7 +92,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 {
 	struct cache_write *list, *w, *next;
 	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
-	uint64_t n = 0, epoch_left = 0, epoch_keep = 0;
+	uint64_t n = 0, prefix = 0;
 	/* The unit in force when the power went: a reload may change c->p meanwhile. */
 	uint64_t unit = c->p.atomic_write;
 	int ret = 0;
@@ -109,6 +110,11 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	list = cache_map_take_all(c); /* every write leaves */
 	c->arm.kind = CACHE_ARM_NONE;
 	pthread_mutex_unlock(&c->lock);
+	/* One prefix over every pending write, whatever its epoch: a disk destaging in order
+	 * has written the oldest ones first. Drawn as before for a single epoch, so that a
+	 * replayed crash between two flushes keeps its seed's outcome. */
+	if (mode == CACHE_CUT_PREFIX)
+		prefix = prng_splitmix64(&rng) % (n + 1);
 
 	for (w = list; w; w = w->next) {
 		uint64_t nunits = write_units(w, unit);
@@ -129,16 +135,10 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		}
 		switch (mode) {
 		case CACHE_CUT_PREFIX:
-			if (!epoch_left) {
-				/* first write of an epoch: count it and draw its prefix */
-				for (next = w; next && next->epoch == w->epoch; next = next->next)
-					epoch_left++;
-				epoch_keep = prng_splitmix64(&rng) % (epoch_left + 1);
+			if (prefix) {
+				kept = w->len;
+				prefix--;
 			}
-			kept = epoch_keep ? w->len : 0;
-			if (epoch_keep)
-				epoch_keep--;
-			epoch_left--;
 			break;
 		case CACHE_CUT_SUBSET:
 			switch (prng_splitmix64(&rng) % 3) {
