@@ -33,6 +33,11 @@
  * lays those writes over what it read, oldest first. A write destaged meanwhile is then laid
  * over its own data, which is harmless; one that was destaged before is in what was read.
  *
+ * Power generations. c->gen grows at each cut. A request notes it when it enters and fails
+ * with EIO if it changed by the time it ends (power_lost()), even when the power is back by
+ * then: a read would otherwise lay over its data writes the cut dropped, and the kernel keep
+ * that page; a flush would report epochs durable that the cut threw away.
+ *
  * The power cut: core/cache_cut.c.
  *
  * Locking: one mutex, c->lock, guards everything; it is never held across the lower stage.
@@ -174,15 +179,22 @@ static int destage_one(struct cache *c, struct cache_write *w)
 	return ret;
 }
 
-/* Destage every write matching @f, waiting for those others are destaging. c->lock held.
- * 0, -EIO when the power goes, or the lower stage's error. */
-static int drain(struct cache *c, const struct destage_filter *f)
+/* Has the power gone since a request noted generation @gen? c->lock held. */
+static bool power_lost(const struct cache *c, uint64_t gen)
+{
+	return !c->powered || c->gen != gen;
+}
+
+/* Destage every write matching @f, waiting for those others are destaging, for a request
+ * that came at power generation @gen. c->lock held. 0, -EIO when the power goes, or the
+ * lower stage's error. */
+static int drain(struct cache *c, const struct destage_filter *f, uint64_t gen)
 {
 	for (;;) {
 		struct cache_write *w;
 		int ret;
 
-		if (!c->powered)
+		if (power_lost(c, gen))
 			return -EIO;
 		if (!c->head || !write_matches(c->head, f))
 			return 0; /* the oldest write is the first to match */
@@ -241,6 +253,7 @@ static int cache_read(struct cache *c, struct request *rq)
 {
 	struct cache_write *stackv[16], **v = stackv;
 	size_t n = 0;
+	uint64_t gen;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
@@ -248,6 +261,7 @@ static int cache_read(struct cache *c, struct request *rq)
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
 	}
+	gen = c->gen;
 	if (c->head) {
 		struct collect col = { stackv, 0, 16, false, stackv };
 
@@ -274,8 +288,8 @@ static int cache_read(struct cache *c, struct request *rq)
 	}
 
 	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
-		ret = -EIO;
+	if (power_lost(c, gen))
+		ret = -EIO; /* what it laid over its data may be what the cut dropped */
 	for (size_t i = 0; i < n; i++)
 		if (--v[i]->refs == 0 && v[i]->detached)
 			free(v[i]);
@@ -290,6 +304,7 @@ static int cache_write(struct cache *c, struct request *rq)
 {
 	struct cache_write *w, *o, *stackv[16];
 	bool was_empty;
+	uint64_t gen;
 
 	if (!rq->len)
 		return 0;
@@ -301,8 +316,9 @@ static int cache_write(struct cache *c, struct request *rq)
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		cache_arm_fire_locked(c, BIO_OP_WRITE);
+	gen = c->gen;
 	/* Room: destage in this thread, as a full drive cache makes the host wait. */
-	while (c->powered && c->dirty + w->len > c->p.size) {
+	while (!power_lost(c, gen) && c->dirty + w->len > c->p.size) {
 		o = pick_eligible(c, &filter_all);
 		if (o) {
 			int ret = destage_one(c, o);
@@ -316,7 +332,7 @@ static int cache_write(struct cache *c, struct request *rq)
 			pthread_cond_wait(&c->cond, &c->lock);
 		}
 	}
-	if (!c->powered) {
+	if (power_lost(c, gen)) {
 		pthread_mutex_unlock(&c->lock);
 		free(w);
 		return -EIO;
@@ -354,7 +370,7 @@ static int cache_write(struct cache *c, struct request *rq)
 static int cache_flush(struct cache *c, struct request *rq)
 {
 	struct destage_filter f = { 0, UINT64_MAX };
-	uint64_t epoch;
+	uint64_t epoch, gen;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
@@ -364,6 +380,7 @@ static int cache_flush(struct cache *c, struct request *rq)
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
 	}
+	gen = c->gen;
 	epoch = c->epoch++;
 	c->st.flushes++;
 	if (c->p.flush == CACHE_FLUSH_IGNORE) {
@@ -374,13 +391,13 @@ static int cache_flush(struct cache *c, struct request *rq)
 		return 0;
 	}
 	f.max_epoch = epoch;
-	ret = drain(c, &f);
+	ret = drain(c, &f, gen);
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		return ret;
 	ret = lower_simple(c, rq, BIO_OP_FLUSH);
 	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
+	if (power_lost(c, gen))
 		ret = -EIO;
 	if (!ret && epoch > c->durable_epoch)
 		c->durable_epoch = epoch;
@@ -392,17 +409,19 @@ static int cache_flush(struct cache *c, struct request *rq)
 
 static int cache_discard(struct cache *c, struct request *rq)
 {
+	uint64_t gen;
 	int ret;
 
 	/* Rare: every pending write goes first, so none lands on the discarded range later. */
 	pthread_mutex_lock(&c->lock);
-	ret = drain(c, &filter_all);
+	gen = c->gen;
+	ret = drain(c, &filter_all, gen);
 	pthread_mutex_unlock(&c->lock);
 	if (ret)
 		return ret;
 	ret = lower_simple(c, rq, BIO_OP_DISCARD);
 	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
+	if (power_lost(c, gen))
 		ret = -EIO;
 	if (!ret && c->has_log)
 		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
@@ -600,7 +619,7 @@ int cache_destroy(struct cache *c)
 	}
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
-		ret = drain(c, &filter_all);
+		ret = drain(c, &filter_all, c->gen);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
 		cache_map_del(c, w);

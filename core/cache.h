@@ -111,6 +111,10 @@ struct cache {
 	uint64_t epoch;			/* lock: the current (open) flush epoch */
 	uint64_t durable_epoch;		/* lock: every epoch up to it is on the image */
 	bool powered;			/* lock */
+	/* lock: the power generation, one more at each cut. A request notes it on entry and
+	 * fails with EIO if it changed by the time it ends: whatever was in flight at a cut
+	 * fails, as on a device that lost power, even once the power is back. */
+	uint64_t gen;
 	bool cutting;			/* lock: a cut is writing what it keeps (off the lock) */
 	uint64_t destage_rng;		/* lock: the order of background destaging */
 	uint64_t cut_rng;		/* lock: seeds of cuts that name none */
@@ -144,7 +148,8 @@ int cache_destroy(struct cache *c);
 
 /* The I/O stage: @arg is the cache. Reads see the cache; writes complete once cached; a
  * flush completes after its epoch is on the image and the lower stage flushed; everything
- * fails with -EIO while the power is off. Synchronous: returns 0 or -errno. Any thread. */
+ * fails with -EIO while the power is off, and so does every request in flight at a cut.
+ * Synchronous: returns 0 or -errno. Any thread. */
 int cache_exec(void *arg, struct request *rq);
 
 /* Background work at the cache's clock: fire a time-armed cut, then destage at most one write

@@ -99,6 +99,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)c->p.powercut;
+	c->gen++; /* every request in flight fails, even if the power is back when it ends */
 	c->cutting = true;
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);

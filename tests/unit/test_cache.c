@@ -604,6 +604,48 @@ START_TEST(test_cut_tears_at_the_unit_of_the_cut)
 }
 END_TEST
 
+/* While the cache waits for the image on one op of @hook_op, the power goes and comes back. */
+static enum bio_op hook_op;
+
+static void hook_cut_and_poweron(struct mem *mm, struct request *rq)
+{
+	if (rq->op != hook_op)
+		return;
+	mm->hook = NULL;
+	ck_assert_int_eq(cache_powercut(hook_cache, CACHE_CUT_DROP, 3, "test"), 0);
+	ck_assert_int_eq(cache_poweron(hook_cache), 0);
+}
+
+/* A read, a flush and a discard in flight across a cut and a poweron fail with EIO, as on a
+ * device that lost power: the read does not return the write the cut dropped. */
+START_TEST(test_requests_in_flight_at_a_cut_fail)
+{
+	static const enum bio_op ops[] = { BIO_OP_READ, BIO_OP_FLUSH, BIO_OP_DISCARD };
+
+	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct cache_params p;
+		struct cache c;
+		uint8_t b[4096];
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		start(&c, &p);
+		hook_cache = &c;
+		ck_assert_int_eq(wr(&c, 0, 4096, 0xab), 0);
+		hook_op = ops[i];
+		m->hook = hook_cut_and_poweron;
+		memset(b, 0, sizeof(b));
+		ck_assert_msg(do_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
+				    ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
+			      "%s across a cut did not fail", bio_op_name[ops[i]]);
+		ck_assert_msg(m->hook == NULL, "%s never reached the image", bio_op_name[ops[i]]);
+		/* the cut dropped the write; a flush had destaged it first */
+		assert_reads(&c, 0, 4096, ops[i] == BIO_OP_FLUSH ? 0xab : 0);
+		finish(&c);
+	}
+}
+END_TEST
+
 /* The same seed over the same writes leaves the same image; other seeds leave others. */
 static void run_seeded(uint64_t seed, int mode, uint8_t *out)
 {
@@ -949,6 +991,7 @@ int main(void)
 	tcase_add_test(tc, test_cut_tear_tears_every_write_at_the_unit);
 	tcase_add_test(tc, test_small_writes_are_atomic_and_neighbours_untouched);
 	tcase_add_test(tc, test_cut_tears_at_the_unit_of_the_cut);
+	tcase_add_test(tc, test_requests_in_flight_at_a_cut_fail);
 	tcase_add_test(tc, test_seed_replays);
 	tcase_add_test(tc, test_arm_at_nth_flush);
 	tcase_add_test(tc, test_arm_at_nth_write_after_a_flush);
