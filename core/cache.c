@@ -42,7 +42,10 @@
  *
  * Locking: one mutex, c->lock, guards everything; it is never held across the lower stage.
  * A write being destaged is marked (destaging) and stays on the list until it is on the
- * image; a cut waits for c->destaging to fall to 0.
+ * image. A cut waits for nothing: it hands such a write to its destage (orphan), which
+ * frees it when the lower stage gives it back and fails its caller with EIO; a poweron waits
+ * for c->destaging and c->discarding to fall to 0, so that nothing from before the cut lands
+ * after it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -88,7 +91,7 @@ static bool found_one(struct cache_write *o, void *arg)
 	return true;
 }
 
-int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len)
+int cache_lower_write(io_exec_fn exec, void *arg, uint64_t off, const void *data, uint64_t len)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 	struct bio bio = { .op = BIO_OP_WRITE, .offset = off, .len = (uint32_t)len, .iovcnt = 1,
@@ -96,7 +99,7 @@ int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t 
 	struct request rq = { .op = BIO_OP_WRITE, .offset = off, .len = len, .bio = &bio,
 			      .biotail = &bio, .nr_bios = 1, .nr_iov = 1 };
 
-	return io_exec_wait(c->lower, c->lower_arg, &rq);
+	return io_exec_wait(exec, arg, &rq);
 }
 
 static int lower_simple(struct cache *c, struct request *orig, enum bio_op op)
@@ -158,7 +161,8 @@ static struct cache_write *pick_eligible(struct cache *c, const struct destage_f
 	return NULL;
 }
 
-/* Write @w to the image and take it off the list. c->lock held; dropped meanwhile. */
+/* Write @w to the image and take it off the list. c->lock held; dropped meanwhile. -EIO
+ * when a cut came meanwhile: it took @w off the list and left it to us to free. */
 static int destage_one(struct cache *c, struct cache_write *w)
 {
 	int ret;
@@ -166,11 +170,14 @@ static int destage_one(struct cache *c, struct cache_write *w)
 	w->destaging = true;
 	c->destaging++;
 	pthread_mutex_unlock(&c->lock);
-	ret = cache_lower_write(c, w->offset, w->data, w->len);
+	ret = cache_lower_write(c->lower, c->lower_arg, w->offset, w->data, w->len);
 	pthread_mutex_lock(&c->lock);
 	w->destaging = false;
 	c->destaging--;
-	if (ret == 0) {
+	if (w->orphan) {
+		cache_write_release(w);
+		ret = -EIO;
+	} else if (ret == 0) {
 		c->st.destaged_bytes += w->len;
 		c->st.destaged_writes++;
 		cache_map_del(c, w);
@@ -329,7 +336,9 @@ static int cache_write(struct cache *c, struct request *rq)
 				return ret;
 			}
 		} else {
+			c->room_waiters++;
 			pthread_cond_wait(&c->cond, &c->lock);
+			c->room_waiters--;
 		}
 	}
 	if (power_lost(c, gen)) {
@@ -416,11 +425,16 @@ static int cache_discard(struct cache *c, struct request *rq)
 	pthread_mutex_lock(&c->lock);
 	gen = c->gen;
 	ret = drain(c, &filter_all, gen);
-	pthread_mutex_unlock(&c->lock);
-	if (ret)
+	if (ret) {
+		pthread_mutex_unlock(&c->lock);
 		return ret;
+	}
+	c->discarding++; /* a poweron waits for it: it must not land after */
+	pthread_mutex_unlock(&c->lock);
 	ret = lower_simple(c, rq, BIO_OP_DISCARD);
 	pthread_mutex_lock(&c->lock);
+	if (--c->discarding == 0)
+		pthread_cond_broadcast(&c->cond);
 	if (power_lost(c, gen))
 		ret = -EIO;
 	if (!ret && c->has_log)
@@ -551,6 +565,8 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	c->p = *p;
 	c->lower = lower;
 	c->lower_arg = lower_arg;
+	c->image = lower;
+	c->image_arg = lower_arg;
 	c->clock = clock;
 	c->clock_arg = clock_arg;
 	c->powered = true;
@@ -580,6 +596,12 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 			 p->size, cache_flush_names[p->flush], cache_cut_names[p->powercut],
 			 p->atomic_write, seed);
 	return 0;
+}
+
+void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg)
+{
+	c->image = image;
+	c->image_arg = image_arg;
 }
 
 int cache_open_log(struct cache *c, const char *path, uint64_t disk_size)
@@ -620,6 +642,8 @@ int cache_destroy(struct cache *c)
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		ret = drain(c, &filter_all, c->gen);
+	while (c->destaging || c->discarding || c->cutting) /* a cut's: nothing else runs */
+		pthread_cond_wait(&c->cond, &c->lock);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
 		cache_map_del(c, w);

@@ -95,6 +95,8 @@ struct cache {
 	struct cache_params p;		/* lock */
 	io_exec_fn lower;		/* the stage below (the backend); read-only */
 	void *lower_arg;
+	io_exec_fn image;		/* where a cut writes what it keeps; read-only */
+	void *image_arg;
 	uint64_t (*clock)(void *arg);	/* ns; read-only */
 	void *clock_arg;
 
@@ -106,7 +108,10 @@ struct cache {
 	uint64_t query;			/* lock: overlap queries made, to visit each write once */
 	uint64_t dirty;			/* lock: bytes in pending writes */
 	uint64_t nr_dirty;		/* lock: pending writes */
-	unsigned int destaging;		/* lock: writes being destaged (off the lock) */
+	unsigned int destaging;		/* lock: writes being destaged (off the lock), also
+					 * those a cut left going to the image */
+	unsigned int discarding;	/* lock: discards being sent down (off the lock) */
+	unsigned int room_waiters;	/* lock: writers waiting for room in a full cache */
 	uint64_t seq;			/* lock: last write's completion number */
 	uint64_t epoch;			/* lock: the current (open) flush epoch */
 	uint64_t durable_epoch;		/* lock: every epoch up to it is on the image */
@@ -135,6 +140,11 @@ struct cache {
 int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, void *lower_arg,
 	       uint64_t (*clock)(void *), void *clock_arg);
 
+/* Write what a power cut keeps through @image/@image_arg instead of the lower stage: the
+ * backend itself, below the injected faults, since kept data stands for what had reached
+ * the media when the power went, not for commands the device runs after it. Before any I/O. */
+void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg);
+
 /* Log every completed write, flush, discard and cut to @path (cache.log), for `plugdisk
  * replay`. Before any I/O. 0 or -errno (logged). */
 int cache_open_log(struct cache *c, const char *path, uint64_t disk_size);
@@ -158,12 +168,15 @@ int cache_exec(void *arg, struct request *rq);
 uint64_t cache_tick(struct cache *c);
 
 /* Cut the power now. @mode is an enum cache_cut or -1 for cache.powercut; @seed 0 draws
- * one. Returns once the disk is down: what the cut keeps is on the image, the rest is
- * gone, and every request fails with EIO. -EALREADY if the power is already off. @why
- * names the cause in the log. */
+ * one. Returns once the disk is down, without waiting for anything in flight: what the cut
+ * keeps is on the image, the rest is gone, and every request fails with EIO. A destage
+ * (or discard) the lower stage still holds may yet reach the image; poweron waits for it.
+ * -EALREADY if the power is already off. @why names the cause in the log. */
 int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why);
 
-/* Power back on: an empty cache, requests served again. -EALREADY if already on. */
+/* Power back on: an empty cache, requests served again, once the destages and discards in
+ * flight at the cut came back (a stalled one holds it until released). -EALREADY if
+ * already on. */
 int cache_poweron(struct cache *c);
 
 /* Arm (or with kind NONE, disarm) a cut that fires on its own. A RANDOM arm draws its op

@@ -2,9 +2,13 @@
 /* The write cache's power cut: what a cut keeps of the pending writes, armed cuts, and
  * power on.
  *
- * c->powered goes false under the lock, so nothing new gets in; the cut waits for the
- * destages in flight (they reach the image), takes the pending list, and decides for each
- * write from a seeded generator what reaches the image, by cache.powercut:
+ * c->powered goes false and c->gen grows under the lock, so nothing new gets in and what
+ * is in flight fails. The cut waits for nothing, as a real one: a destage in flight is on
+ * its way to the image (a stall fault below has even written it and holds only its
+ * completion), so it is left to land, or not, before poweron, which waits for it; a
+ * pending write overlapping it is lost (a disk writes overlapping writes in order). The
+ * cut takes the rest of the pending list and decides for each write from a seeded
+ * generator what reaches the image, by cache.powercut:
  *   drop    nothing;
  *   prefix  the first k pending writes in completion order, whatever their epochs, k
  *           uniform in 0..n: no kept write is newer than a dropped one;
@@ -12,7 +16,8 @@
  *   tear    every write torn.
  * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write, aligned on
  * the disk) and each piece is kept or dropped on its own; inside a unit it is all or nothing.
- * Kept pieces are written in completion order. Bytes outside a write's range never change.
+ * Kept pieces are written in completion order, to c->image (the backend below the faults,
+ * in the daemon), so that no stall holds the cut. Bytes outside a write's range never change.
  * The seed is logged with the cut's summary, every choice at debug level, and the same seed
  * over the same pending writes makes the same choices. Until cache_poweron() every request
  * fails with EIO. Locking as in core/cache.c: c->lock, never held across the lower stage. */
@@ -71,7 +76,8 @@ static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t
 			run = off;
 			in_run = true;
 		} else if (!k && in_run) {
-			r = cache_lower_write(c, run, w->data + (run - w->offset), off - run);
+			r = cache_lower_write(c->image, c->image_arg, run,
+					      w->data + (run - w->offset), off - run);
 			if (r && !ret)
 				ret = r;
 			in_run = false;
@@ -80,19 +86,60 @@ static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t
 		u++;
 	}
 	if (in_run) {
-		r = cache_lower_write(c, run, w->data + (run - w->offset), end - run);
+		r = cache_lower_write(c->image, c->image_arg, run, w->data + (run - w->offset),
+				      end - run);
 		if (r && !ret)
 			ret = r;
 	}
 	return ret;
 }
 
-/* Finish a cut begun by setting c->powered = false. c->lock held; dropped meanwhile. */
+/* Take the writes being destaged off @*list: they are on their way to the image, and their
+ * destages free them when they come back (orphan). Mark the writes left that overlap one
+ * of them (behind): a disk writes overlapping writes in their order, so a newer write to
+ * blocks that were being written when the power went had not reached the media; and were
+ * the cut to write it, the older one could land over it later. Returns how many went, and
+ * their bytes in @bytes. c->lock held. */
+static uint64_t cut_take_in_flight(struct cache_write **list, uint64_t *bytes)
+{
+	struct cache_write *w, *next, *going = NULL;
+	uint64_t nr = 0;
+
+	*bytes = 0;
+	for (w = *list; w; w = next) {
+		next = w->next;
+		if (!w->destaging)
+			continue;
+		if (w->prev)
+			w->prev->next = w->next;
+		else
+			*list = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		w->orphan = true;
+		w->prev = NULL;
+		w->next = going;
+		going = w;
+		nr++;
+		*bytes += w->len;
+	}
+	for (w = *list; w && going; w = w->next)
+		for (struct cache_write *o = going; o && !w->behind; o = o->next)
+			w->behind = w->offset < o->offset + o->len && o->offset < w->offset + w->len;
+	for (w = going; w; w = next) { /* theirs from now on */
+		next = w->next;
+		w->next = NULL;
+	}
+	return nr;
+}
+
+/* Finish a cut begun by setting c->powered = false. c->lock held; dropped meanwhile, while
+ * the kept data goes to the image; nothing in flight is waited for. */
 static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why)
 {
 	struct cache_write *list, *w, *next;
 	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
-	uint64_t n = 0, prefix = 0;
+	uint64_t n = 0, prefix = 0, nflight, flight_bytes;
 	/* The unit in force when the power went: a reload may change c->p meanwhile. */
 	uint64_t unit = c->p.atomic_write;
 	int ret = 0;
@@ -104,11 +151,11 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);
 	pthread_cond_broadcast(&c->cond); /* flushes and full-cache writers fail now */
-	while (c->destaging)
-		pthread_cond_wait(&c->cond, &c->lock);
 	pending = c->dirty;
 	n = c->nr_dirty;
 	list = cache_map_take_all(c); /* every write leaves */
+	nflight = cut_take_in_flight(&list, &flight_bytes);
+	n -= nflight;
 	c->arm.kind = CACHE_ARM_NONE;
 	pthread_mutex_unlock(&c->lock);
 	/* One prefix over every pending write, whatever its epoch: a disk destaging in order
@@ -136,6 +183,8 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		}
 		switch (mode) {
 		case CACHE_CUT_PREFIX:
+			if (w->behind)
+				prefix = 0; /* the rest is newer still */
 			if (prefix) {
 				kept = w->len;
 				prefix--;
@@ -159,6 +208,8 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		default: /* CACHE_CUT_DROP */
 			break;
 		}
+		if (w->behind)
+			kept = 0; /* drawn all the same, so that the other writes' draws stay */
 		if (kept == w->len) {
 			memset(keep, 0xff, (nunits + 7) / 8);
 			what = "kept";
@@ -191,13 +242,15 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	}
 	c->st.powercuts++;
 	c->st.last_cut_pending = pending;
-	c->st.last_cut_dropped = pending - kept_bytes;
+	c->st.last_cut_dropped = pending - flight_bytes - kept_bytes;
 	c->st.last_cut_seed = seed;
 	log_info("powercut (%s): mode %s seed %" PRIu64 ": %" PRIu64 " pending writes (%" PRIu64
-		 " bytes): %" PRIu64 " kept, %" PRIu64 " torn, %" PRIu64 " dropped; %" PRIu64
-		 " bytes lost; epochs up to %" PRIu64 " were durable%s",
-		 why, cache_cut_names[mode], seed, n, pending, nkept, ntorn, ndropped,
-		 pending - kept_bytes, c->durable_epoch, ret ? "; writing kept data failed" : "");
+		 " bytes): %" PRIu64 " kept, %" PRIu64 " torn, %" PRIu64 " dropped, %" PRIu64
+		 " going to the image; %" PRIu64 " bytes lost; epochs up to %" PRIu64
+		 " were durable%s",
+		 why, cache_cut_names[mode], seed, n + nflight, pending, nkept, ntorn, ndropped,
+		 nflight, pending - flight_bytes - kept_bytes, c->durable_epoch,
+		 ret ? "; writing kept data failed" : "");
 	c->cutting = false;
 	pthread_cond_broadcast(&c->cond);
 }
@@ -273,7 +326,9 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 int cache_poweron(struct cache *c)
 {
 	pthread_mutex_lock(&c->lock);
-	while (c->cutting) /* the cut's kept data goes down before anything new */
+	/* The cut's kept data goes down before anything new, and so do the destages and
+	 * discards it left in flight: landing later, they would overwrite newer writes. */
+	while (c->cutting || c->destaging || c->discarding)
 		pthread_cond_wait(&c->cond, &c->lock);
 	if (c->powered) {
 		pthread_mutex_unlock(&c->lock);

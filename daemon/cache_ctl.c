@@ -29,6 +29,8 @@ int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg)
 		log_err("cache_init: %s", strerror(-ret));
 		return ret;
 	}
+	/* What a cut keeps goes to the image below the faults: a stall must not hold the cut. */
+	cache_set_image(&pd->cache, backend_exec, &pd->be);
 	if (pd->cfg.cache.log && pd->cfg.cache.log[0]) {
 		ret = cache_open_log(&pd->cache, pd->cfg.cache.log, pd->be.size);
 		if (ret) {

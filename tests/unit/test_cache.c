@@ -5,8 +5,10 @@
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cache.h"
 #include "fakedev.h"
@@ -25,6 +27,11 @@ struct mem {
 	/* Called by every op after its I/O, with no lock of the cache's held: a test's way to
 	 * act while the cache waits for the image (cut the power, change the settings). */
 	void (*hook)(struct mem *mm, struct request *rq);
+	/* A gate for writes, as a stall fault: while closed, a write waits after its I/O. */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	bool gate_closed;		/* gate_lock */
+	unsigned int held;		/* gate_lock: writes waiting at the gate */
 };
 
 static struct mem *m;
@@ -81,7 +88,41 @@ static int mem_exec(void *arg, struct request *rq)
 	ret = mem_io(mm, rq);
 	if (mm->hook)
 		mm->hook(mm, rq);
+	if (rq->op == BIO_OP_WRITE) {
+		pthread_mutex_lock(&mm->gate_lock);
+		if (mm->gate_closed) {
+			mm->held++;
+			pthread_cond_broadcast(&mm->gate_cond);
+			while (mm->gate_closed)
+				pthread_cond_wait(&mm->gate_cond, &mm->gate_lock);
+			mm->held--;
+		}
+		pthread_mutex_unlock(&mm->gate_lock);
+	}
 	return ret;
+}
+
+/* The image itself, under the gate: where a cut writes what it keeps (cache_set_image). */
+static int mem_image_exec(void *arg, struct request *rq)
+{
+	return mem_io(arg, rq);
+}
+
+static void gate_set(bool closed)
+{
+	pthread_mutex_lock(&m->gate_lock);
+	m->gate_closed = closed;
+	pthread_cond_broadcast(&m->gate_cond);
+	pthread_mutex_unlock(&m->gate_lock);
+}
+
+/* Wait until @n writes wait at the closed gate. */
+static void gate_wait_held(unsigned int n)
+{
+	pthread_mutex_lock(&m->gate_lock);
+	while (m->held < n)
+		pthread_cond_wait(&m->gate_cond, &m->gate_lock);
+	pthread_mutex_unlock(&m->gate_lock);
 }
 
 /* One request of one bio and one buffer. */
@@ -162,6 +203,8 @@ static void params(struct cache_params *p)
 static void start(struct cache *c, const struct cache_params *p)
 {
 	m = calloc(1, sizeof(*m));
+	pthread_mutex_init(&m->gate_lock, NULL);
+	pthread_cond_init(&m->gate_cond, NULL);
 	now_ns = T0;
 	ck_assert_int_eq(cache_init(c, p, mem_exec, m, clk, NULL), 0);
 }
@@ -169,6 +212,8 @@ static void start(struct cache *c, const struct cache_params *p)
 static void finish(struct cache *c)
 {
 	cache_destroy(c);
+	pthread_cond_destroy(&m->gate_cond);
+	pthread_mutex_destroy(&m->gate_lock);
 	free(m);
 	m = NULL;
 }
@@ -613,11 +658,13 @@ static void hook_cut_and_poweron(struct mem *mm, struct request *rq)
 		return;
 	mm->hook = NULL;
 	ck_assert_int_eq(cache_powercut(hook_cache, CACHE_CUT_DROP, 3, "test"), 0);
-	ck_assert_int_eq(cache_poweron(hook_cache), 0);
+	if (rq->op != BIO_OP_DISCARD) /* a poweron waits for discards in flight */
+		ck_assert_int_eq(cache_poweron(hook_cache), 0);
 }
 
-/* A read, a flush and a discard in flight across a cut and a poweron fail with EIO, as on a
- * device that lost power: the read does not return the write the cut dropped. */
+/* A read and a flush in flight across a cut and a poweron, and a discard in flight at a cut,
+ * fail with EIO, as on a device that lost power: the read does not return the write the cut
+ * dropped. */
 START_TEST(test_requests_in_flight_at_a_cut_fail)
 {
 	static const enum bio_op ops[] = { BIO_OP_READ, BIO_OP_FLUSH, BIO_OP_DISCARD };
@@ -640,9 +687,139 @@ START_TEST(test_requests_in_flight_at_a_cut_fail)
 			      "%s across a cut did not fail", bio_op_name[ops[i]]);
 		ck_assert_msg(m->hook == NULL, "%s never reached the image", bio_op_name[ops[i]]);
 		/* the cut dropped the write; a flush had destaged it first */
+		if (ops[i] == BIO_OP_DISCARD)
+			ck_assert_int_eq(cache_poweron(&c), 0);
 		assert_reads(&c, 0, 4096, ops[i] == BIO_OP_FLUSH ? 0xab : 0);
 		finish(&c);
 	}
+}
+END_TEST
+
+/* Threads that run one op on the cache and keep its result. */
+struct op_thread {
+	pthread_t t;
+	struct cache *c;
+	int ret;
+};
+
+static void *flush_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = flush(o->c);
+	return NULL;
+}
+
+static void *tick_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	cache_tick(o->c);
+	return NULL;
+}
+
+static void *write_8k_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = wr(o->c, 8192, 4096, 0x03);
+	return NULL;
+}
+
+static void *poweron_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = cache_poweron(o->c);
+	return NULL;
+}
+
+static bool is_powered(struct cache *c)
+{
+	struct cache_stats st;
+
+	cache_snapshot(c, &st, NULL);
+	return st.powered;
+}
+
+/* A cut returns at once though a destage is held below the cache (a stall fault); that
+ * destage fails its flush with EIO when it comes back; a newer write over its blocks is
+ * lost; poweron waits for it, so that it cannot land over what comes after. */
+START_TEST(test_cut_does_not_wait_for_a_held_destage)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct cache_params p;
+		struct cache c;
+		struct cache_stats st;
+		struct op_thread fl = { .c = &c }, on = { .c = &c };
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		start(&c, &p);
+		cache_set_image(&c, mem_image_exec, m);
+		ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+		gate_set(true);
+		ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
+		gate_wait_held(1); /* the flush's destage of 0x01 reached the image and waits */
+		ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0);	/* newer, over the held one */
+		ck_assert_int_eq(wr(&c, 65536, 4096, 0x03), 0);
+		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_SUBSET, seed, "test"), 0);
+		cache_snapshot(&c, &st, NULL);
+		ck_assert(!st.powered);
+		ck_assert_uint_eq(st.last_cut_pending, 3 * 4096);
+		ck_assert(img_is(0, 4096, 0x01)); /* never the newer write */
+		ck_assert(img_is(65536, 4096, 0x03) || img_is(65536, 4096, 0));
+		ck_assert_uint_eq(st.last_cut_dropped,
+				  4096 + (img_is(65536, 4096, 0x03) ? 0 : 4096));
+		/* poweron waits for the held destage */
+		ck_assert_int_eq(pthread_create(&on.t, NULL, poweron_thread, &on), 0);
+		usleep(20000);
+		ck_assert_msg(!is_powered(&c), "poweron did not wait for the held destage");
+		gate_set(false);
+		pthread_join(fl.t, NULL);
+		ck_assert_int_eq(fl.ret, -EIO);
+		pthread_join(on.t, NULL);
+		ck_assert_int_eq(on.ret, 0);
+		assert_reads(&c, 0, 4096, 0x01);
+		finish(&c);
+	}
+}
+END_TEST
+
+/* A writer waiting for room in a full cache, behind a destage held below it, fails with EIO
+ * at a cut, and the cut does not wait for that destage. */
+START_TEST(test_cut_fails_a_writer_waiting_for_room)
+{
+	struct cache_params p;
+	struct cache c;
+	struct op_thread tk = { .c = &c }, w8 = { .c = &c };
+	unsigned int waiters = 0;
+
+	params(&p);
+	p.size = 8192;
+	p.destage_delay_ms = 0;
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&tk.t, NULL, tick_thread, &tk), 0);
+	gate_wait_held(1); /* the background destage of 0x01 waits */
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0); /* full now; not eligible behind 0x01 */
+	ck_assert_int_eq(pthread_create(&w8.t, NULL, write_8k_thread, &w8), 0);
+	while (!waiters) { /* the writer finds no room and nothing it may destage */
+		usleep(1000);
+		pthread_mutex_lock(&c.lock);
+		waiters = c.room_waiters;
+		pthread_mutex_unlock(&c.lock);
+	}
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	pthread_join(w8.t, NULL);
+	ck_assert_int_eq(w8.ret, -EIO);
+	gate_set(false);
+	pthread_join(tk.t, NULL);
+	ck_assert_int_eq(cache_poweron(&c), 0);
+	assert_reads(&c, 0, 4096, 0x01);
+	assert_reads(&c, 8192, 4096, 0);
+	finish(&c);
 }
 END_TEST
 
@@ -1004,6 +1181,12 @@ int main(void)
 	tcase_add_test(tc, test_flush_reports_destage_error);
 	tcase_add_test(tc, test_under_the_controller);
 	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+	/* Cuts while the image holds a write: a cut that waits for it never returns. */
+	tc = tcase_create("held");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_cut_does_not_wait_for_a_held_destage);
+	tcase_add_test(tc, test_cut_fails_a_writer_waiting_for_room);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
