@@ -481,8 +481,8 @@ uint64_t cache_tick(struct cache *c)
 		}
 		wait = c->arm.at_ns - now;
 	}
-	if (!c->powered || !c->head)
-		goto out;
+	if (!c->powered || !c->head || c->frozen)
+		goto out; /* cache_thaw() wakes the thread */
 	/* The rate allows a burst of DESTAGE_SLACK_NS: waking a thread for every small write
 	 * would cost more than the write. */
 	if (c->p.destage_rate && now + DESTAGE_SLACK_NS < c->next_destage_ns) {
@@ -658,6 +658,31 @@ int cache_destroy(struct cache *c)
 		wlog_close(&c->wlog);
 	c->has_log = false;
 	return ret;
+}
+
+int cache_freeze(struct cache *c)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->lock);
+	c->frozen = true;
+	if (c->powered)
+		ret = drain(c, &filter_all, c->gen);
+	if (ret == -EIO && !c->powered)
+		ret = 0; /* a cut came: the image holds what it left */
+	/* Destages a cut left going to the image; with the power on there are none. */
+	while (!ret && (c->destaging || c->discarding || c->cutting))
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+void cache_thaw(struct cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->frozen = false;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void cache_reconfigure(struct cache *c, const struct cache_params *p)

@@ -130,6 +130,7 @@ struct cache {
 	struct wlog wlog;		/* lock: the write log, when has_log */
 	bool has_log;			/* read-only after cache_open_log */
 
+	bool frozen;			/* lock: cache_freeze(): no background destaging */
 	bool stop;			/* lock: the destage thread must end */
 	bool has_thread;		/* read-only after cache_start_thread */
 	pthread_t thread;
@@ -182,6 +183,15 @@ int cache_poweron(struct cache *c);
 /* Arm (or with kind NONE, disarm) a cut that fires on its own. A RANDOM arm draws its op
  * from @a->seed (0: one is drawn and stored in c->arm.seed). 0 or -EINVAL. */
 int cache_arm(struct cache *c, const struct cache_arm *a);
+
+/* For the control file's freeze, once nothing is in flight above the cache: destage every
+ * pending write and pause background destaging until cache_thaw(), so that the image holds
+ * every write the cache acknowledged and nothing changes it. With the power off, wait for
+ * what the cut left going to the image. 0, or the lower stage's error (still frozen). */
+int cache_freeze(struct cache *c);
+
+/* End a freeze: background destaging goes on. */
+void cache_thaw(struct cache *c);
 
 /* Apply new parameters live: flush, destage delay and rate, atomic unit, cut mode. mode and
  * size stay as started. */

@@ -328,6 +328,26 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 	return 0;
 }
 
+int pd_cache_freeze(struct pd *pd, struct ctl_out *out)
+{
+	int ret;
+
+	if (!pd->cache_on)
+		return 0;
+	ret = cache_freeze(&pd->cache);
+	if (ret) {
+		ctl_printf(out, "freeze: destaging the write cache failed: %s\n", strerror(-ret));
+		cache_thaw(&pd->cache);
+	}
+	return ret;
+}
+
+void pd_cache_thaw(struct pd *pd)
+{
+	if (pd->cache_on)
+		cache_thaw(&pd->cache);
+}
+
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 {
 	struct cache_stats st;

@@ -99,10 +99,16 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		queue_plug_hold(&pd->q, true);
 	else if (!strcmp(argv[0], "unplug"))
 		queue_plug_hold(&pd->q, false);
-	else if (!strcmp(argv[0], "freeze"))
+	else if (!strcmp(argv[0], "freeze")) {
 		queue_freeze(&pd->q);
-	else if (!strcmp(argv[0], "thaw"))
+		ret = pd_cache_freeze(pd, out); /* the cache's acknowledged writes, too */
+		if (ret)
+			queue_thaw(&pd->q);
+		return ret;
+	} else if (!strcmp(argv[0], "thaw")) {
+		pd_cache_thaw(pd);
 		queue_thaw(&pd->q);
+	}
 	return 0;
 }
 

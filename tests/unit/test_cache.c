@@ -1067,6 +1067,45 @@ START_TEST(test_discard_after_pending_writes)
 }
 END_TEST
 
+/* freeze destages every acknowledged write, of every epoch, without a flush, and the
+ * background destages nothing more until thaw. */
+START_TEST(test_freeze_destages_all_and_pauses_destaging)
+{
+	struct cache_params p;
+	struct cache c;
+	struct cache_stats st;
+
+	params(&p);
+	p.destage_delay_ms = 100000;
+	p.flush = CACHE_FLUSH_IGNORE;
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	ck_assert_int_eq(flush(&c), 0);
+	ck_assert_int_eq(wr(&c, 4096, 8192, 0x02), 0);
+	ck_assert_int_eq(cache_freeze(&c), 0);
+	ck_assert(img_is(0, 4096, 0x01));
+	ck_assert(img_is(4096, 8192, 0x02));
+	ck_assert_uint_eq(m->nflush, 0);
+	cache_snapshot(&c, &st, NULL);
+	ck_assert_uint_eq(st.dirty_bytes, 0);
+	/* Nothing reaches the image while frozen, however long it waits. */
+	ck_assert_int_eq(wr(&c, 16384, 4096, 0x03), 0);
+	now_ns += 200000 * MS;
+	cache_tick(&c);
+	ck_assert(img_is(16384, 4096, 0));
+	cache_thaw(&c);
+	ck_assert_uint_eq(cache_tick(&c), 0);
+	ck_assert(img_is(16384, 4096, 0x03));
+	/* With the power off: nothing to destage, and nothing fails. */
+	ck_assert_int_eq(wr(&c, 16384, 4096, 0x04), 0);
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	ck_assert_int_eq(cache_freeze(&c), 0);
+	cache_thaw(&c);
+	ck_assert(img_is(16384, 4096, 0x03));
+	finish(&c);
+}
+END_TEST
+
 /* The image failing under a flush: the flush reports it. */
 START_TEST(test_flush_reports_destage_error)
 {
@@ -1178,6 +1217,7 @@ int main(void)
 	tcase_add_test(tc, test_full_cache_destages_in_the_writer);
 	tcase_add_test(tc, test_overwrite_in_epoch_supersedes);
 	tcase_add_test(tc, test_discard_after_pending_writes);
+	tcase_add_test(tc, test_freeze_destages_all_and_pauses_destaging);
 	tcase_add_test(tc, test_flush_reports_destage_error);
 	tcase_add_test(tc, test_under_the_controller);
 	tcase_add_test(tc, test_names);
