@@ -33,11 +33,19 @@
  * lays those writes over what it read, oldest first. A write destaged meanwhile is then laid
  * over its own data, which is harmless; one that was destaged before is in what was read.
  *
+ * Power generations. c->gen grows at each cut. A request notes it when it enters and fails
+ * with EIO if it changed by the time it ends (power_lost()), even when the power is back by
+ * then: a read would otherwise lay over its data writes the cut dropped, and the kernel keep
+ * that page; a flush would report epochs durable that the cut threw away.
+ *
  * The power cut: core/cache_cut.c.
  *
  * Locking: one mutex, c->lock, guards everything; it is never held across the lower stage.
  * A write being destaged is marked (destaging) and stays on the list until it is on the
- * image; a cut waits for c->destaging to fall to 0.
+ * image. A cut waits for nothing: it hands such a write to its destage (orphan), which
+ * frees it when the lower stage gives it back and fails its caller with EIO; a poweron waits
+ * for c->destaging and c->discarding to fall to 0, so that nothing from before the cut lands
+ * after it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -83,7 +91,7 @@ static bool found_one(struct cache_write *o, void *arg)
 	return true;
 }
 
-int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len)
+int cache_lower_write(io_exec_fn exec, void *arg, uint64_t off, const void *data, uint64_t len)
 {
 	struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
 	struct bio bio = { .op = BIO_OP_WRITE, .offset = off, .len = (uint32_t)len, .iovcnt = 1,
@@ -91,7 +99,7 @@ int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t 
 	struct request rq = { .op = BIO_OP_WRITE, .offset = off, .len = len, .bio = &bio,
 			      .biotail = &bio, .nr_bios = 1, .nr_iov = 1 };
 
-	return io_exec_wait(c->lower, c->lower_arg, &rq);
+	return io_exec_wait(exec, arg, &rq);
 }
 
 static int lower_simple(struct cache *c, struct request *orig, enum bio_op op)
@@ -153,7 +161,8 @@ static struct cache_write *pick_eligible(struct cache *c, const struct destage_f
 	return NULL;
 }
 
-/* Write @w to the image and take it off the list. c->lock held; dropped meanwhile. */
+/* Write @w to the image and take it off the list. c->lock held; dropped meanwhile. -EIO
+ * when a cut came meanwhile: it took @w off the list and left it to us to free. */
 static int destage_one(struct cache *c, struct cache_write *w)
 {
 	int ret;
@@ -161,11 +170,14 @@ static int destage_one(struct cache *c, struct cache_write *w)
 	w->destaging = true;
 	c->destaging++;
 	pthread_mutex_unlock(&c->lock);
-	ret = cache_lower_write(c, w->offset, w->data, w->len);
+	ret = cache_lower_write(c->lower, c->lower_arg, w->offset, w->data, w->len);
 	pthread_mutex_lock(&c->lock);
 	w->destaging = false;
 	c->destaging--;
-	if (ret == 0) {
+	if (w->orphan) {
+		cache_write_release(w);
+		ret = -EIO;
+	} else if (ret == 0) {
 		c->st.destaged_bytes += w->len;
 		c->st.destaged_writes++;
 		cache_map_del(c, w);
@@ -174,15 +186,22 @@ static int destage_one(struct cache *c, struct cache_write *w)
 	return ret;
 }
 
-/* Destage every write matching @f, waiting for those others are destaging. c->lock held.
- * 0, -EIO when the power goes, or the lower stage's error. */
-static int drain(struct cache *c, const struct destage_filter *f)
+/* Has the power gone since a request noted generation @gen? c->lock held. */
+static bool power_lost(const struct cache *c, uint64_t gen)
+{
+	return !c->powered || c->gen != gen;
+}
+
+/* Destage every write matching @f, waiting for those others are destaging, for a request
+ * that came at power generation @gen. c->lock held. 0, -EIO when the power goes, or the
+ * lower stage's error. */
+static int drain(struct cache *c, const struct destage_filter *f, uint64_t gen)
 {
 	for (;;) {
 		struct cache_write *w;
 		int ret;
 
-		if (!c->powered)
+		if (power_lost(c, gen))
 			return -EIO;
 		if (!c->head || !write_matches(c->head, f))
 			return 0; /* the oldest write is the first to match */
@@ -241,6 +260,7 @@ static int cache_read(struct cache *c, struct request *rq)
 {
 	struct cache_write *stackv[16], **v = stackv;
 	size_t n = 0;
+	uint64_t gen;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
@@ -248,6 +268,7 @@ static int cache_read(struct cache *c, struct request *rq)
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
 	}
+	gen = c->gen;
 	if (c->head) {
 		struct collect col = { stackv, 0, 16, false, stackv };
 
@@ -274,8 +295,8 @@ static int cache_read(struct cache *c, struct request *rq)
 	}
 
 	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
-		ret = -EIO;
+	if (power_lost(c, gen))
+		ret = -EIO; /* what it laid over its data may be what the cut dropped */
 	for (size_t i = 0; i < n; i++)
 		if (--v[i]->refs == 0 && v[i]->detached)
 			free(v[i]);
@@ -290,6 +311,7 @@ static int cache_write(struct cache *c, struct request *rq)
 {
 	struct cache_write *w, *o, *stackv[16];
 	bool was_empty;
+	uint64_t gen;
 
 	if (!rq->len)
 		return 0;
@@ -301,8 +323,9 @@ static int cache_write(struct cache *c, struct request *rq)
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		cache_arm_fire_locked(c, BIO_OP_WRITE);
+	gen = c->gen;
 	/* Room: destage in this thread, as a full drive cache makes the host wait. */
-	while (c->powered && c->dirty + w->len > c->p.size) {
+	while (!power_lost(c, gen) && c->dirty + w->len > c->p.size) {
 		o = pick_eligible(c, &filter_all);
 		if (o) {
 			int ret = destage_one(c, o);
@@ -313,10 +336,12 @@ static int cache_write(struct cache *c, struct request *rq)
 				return ret;
 			}
 		} else {
+			c->room_waiters++;
 			pthread_cond_wait(&c->cond, &c->lock);
+			c->room_waiters--;
 		}
 	}
-	if (!c->powered) {
+	if (power_lost(c, gen)) {
 		pthread_mutex_unlock(&c->lock);
 		free(w);
 		return -EIO;
@@ -354,7 +379,7 @@ static int cache_write(struct cache *c, struct request *rq)
 static int cache_flush(struct cache *c, struct request *rq)
 {
 	struct destage_filter f = { 0, UINT64_MAX };
-	uint64_t epoch;
+	uint64_t epoch, gen;
 	int ret;
 
 	pthread_mutex_lock(&c->lock);
@@ -364,6 +389,7 @@ static int cache_flush(struct cache *c, struct request *rq)
 		pthread_mutex_unlock(&c->lock);
 		return -EIO;
 	}
+	gen = c->gen;
 	epoch = c->epoch++;
 	c->st.flushes++;
 	if (c->p.flush == CACHE_FLUSH_IGNORE) {
@@ -374,12 +400,12 @@ static int cache_flush(struct cache *c, struct request *rq)
 		return 0;
 	}
 	f.max_epoch = epoch;
-	ret = drain(c, &f);
+	ret = drain(c, &f, gen);
 	if (!ret) {
 		pthread_mutex_unlock(&c->lock);
 		ret = lower_simple(c, rq, BIO_OP_FLUSH);
 		pthread_mutex_lock(&c->lock);
-		if (!c->powered)
+		if (power_lost(c, gen))
 			ret = -EIO;
 	}
 	if (!ret && epoch > c->durable_epoch)
@@ -394,17 +420,24 @@ static int cache_flush(struct cache *c, struct request *rq)
 
 static int cache_discard(struct cache *c, struct request *rq)
 {
+	uint64_t gen;
 	int ret;
 
 	/* Rare: every pending write goes first, so none lands on the discarded range later. */
 	pthread_mutex_lock(&c->lock);
-	ret = drain(c, &filter_all);
-	pthread_mutex_unlock(&c->lock);
-	if (ret)
+	gen = c->gen;
+	ret = drain(c, &filter_all, gen);
+	if (ret) {
+		pthread_mutex_unlock(&c->lock);
 		return ret;
+	}
+	c->discarding++; /* a poweron waits for it: it must not land after */
+	pthread_mutex_unlock(&c->lock);
 	ret = lower_simple(c, rq, BIO_OP_DISCARD);
 	pthread_mutex_lock(&c->lock);
-	if (!c->powered)
+	if (--c->discarding == 0)
+		pthread_cond_broadcast(&c->cond);
+	if (power_lost(c, gen))
 		ret = -EIO;
 	if (!ret && c->has_log)
 		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
@@ -450,8 +483,8 @@ uint64_t cache_tick(struct cache *c)
 		}
 		wait = c->arm.at_ns - now;
 	}
-	if (!c->powered || !c->head)
-		goto out;
+	if (!c->powered || !c->head || c->frozen)
+		goto out; /* cache_thaw() wakes the thread */
 	/* The rate allows a burst of DESTAGE_SLACK_NS: waking a thread for every small write
 	 * would cost more than the write. */
 	if (c->p.destage_rate && now + DESTAGE_SLACK_NS < c->next_destage_ns) {
@@ -534,6 +567,8 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 	c->p = *p;
 	c->lower = lower;
 	c->lower_arg = lower_arg;
+	c->image = lower;
+	c->image_arg = lower_arg;
 	c->clock = clock;
 	c->clock_arg = clock_arg;
 	c->powered = true;
@@ -563,6 +598,12 @@ int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, 
 			 p->size, cache_flush_names[p->flush], cache_cut_names[p->powercut],
 			 p->atomic_write, seed);
 	return 0;
+}
+
+void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg)
+{
+	c->image = image;
+	c->image_arg = image_arg;
 }
 
 int cache_open_log(struct cache *c, const char *path, uint64_t disk_size)
@@ -623,7 +664,9 @@ int cache_destroy(struct cache *c)
 	}
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
-		ret = drain(c, &filter_all);
+		ret = drain(c, &filter_all, c->gen);
+	while (c->destaging || c->discarding || c->cutting) /* a cut's: nothing else runs */
+		pthread_cond_wait(&c->cond, &c->lock);
 	if (ret)
 		cache_log_lost_locked(c, ret);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
@@ -638,6 +681,31 @@ int cache_destroy(struct cache *c)
 		wlog_close(&c->wlog);
 	c->has_log = false;
 	return ret;
+}
+
+int cache_freeze(struct cache *c)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->lock);
+	c->frozen = true;
+	if (c->powered)
+		ret = drain(c, &filter_all, c->gen);
+	if (ret == -EIO && !c->powered)
+		ret = 0; /* a cut came: the image holds what it left */
+	/* Destages a cut left going to the image; with the power on there are none. */
+	while (!ret && (c->destaging || c->discarding || c->cutting))
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+void cache_thaw(struct cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->frozen = false;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void cache_reconfigure(struct cache *c, const struct cache_params *p)

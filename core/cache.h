@@ -18,7 +18,7 @@ enum cache_flush { CACHE_FLUSH_HONOUR, CACHE_FLUSH_IGNORE, CACHE_FLUSH_NR };
 /* What a power cut does with the writes still in the cache (cache.powercut). */
 enum cache_cut {
 	CACHE_CUT_DROP,		/* every pending write is lost */
-	CACHE_CUT_PREFIX,	/* per flush epoch, a prefix in completion order survives */
+	CACHE_CUT_PREFIX,	/* a prefix of the pending writes in completion order survives */
 	CACHE_CUT_SUBSET,	/* each pending write kept, dropped or torn, independently */
 	CACHE_CUT_TEAR,		/* every pending write torn: each atomic unit survives or not */
 	CACHE_CUT_NR,
@@ -95,6 +95,8 @@ struct cache {
 	struct cache_params p;		/* lock */
 	io_exec_fn lower;		/* the stage below (the backend); read-only */
 	void *lower_arg;
+	io_exec_fn image;		/* where a cut writes what it keeps; read-only */
+	void *image_arg;
 	uint64_t (*clock)(void *arg);	/* ns; read-only */
 	void *clock_arg;
 
@@ -106,11 +108,18 @@ struct cache {
 	uint64_t query;			/* lock: overlap queries made, to visit each write once */
 	uint64_t dirty;			/* lock: bytes in pending writes */
 	uint64_t nr_dirty;		/* lock: pending writes */
-	unsigned int destaging;		/* lock: writes being destaged (off the lock) */
+	unsigned int destaging;		/* lock: writes being destaged (off the lock), also
+					 * those a cut left going to the image */
+	unsigned int discarding;	/* lock: discards being sent down (off the lock) */
+	unsigned int room_waiters;	/* lock: writers waiting for room in a full cache */
 	uint64_t seq;			/* lock: last write's completion number */
 	uint64_t epoch;			/* lock: the current (open) flush epoch */
 	uint64_t durable_epoch;		/* lock: every epoch up to it is on the image */
 	bool powered;			/* lock */
+	/* lock: the power generation, one more at each cut. A request notes it on entry and
+	 * fails with EIO if it changed by the time it ends: whatever was in flight at a cut
+	 * fails, as on a device that lost power, even once the power is back. */
+	uint64_t gen;
 	bool cutting;			/* lock: a cut is writing what it keeps (off the lock) */
 	uint64_t destage_rng;		/* lock: the order of background destaging */
 	uint64_t cut_rng;		/* lock: seeds of cuts that name none */
@@ -121,6 +130,7 @@ struct cache {
 	struct wlog wlog;		/* lock: the write log, when has_log */
 	bool has_log;			/* read-only after cache_open_log */
 
+	bool frozen;			/* lock: cache_freeze(): no background destaging */
 	bool stop;			/* lock: the destage thread must end */
 	bool has_thread;		/* read-only after cache_start_thread */
 	pthread_t thread;
@@ -130,6 +140,11 @@ struct cache {
  * monotonic clock). Logs the seed in use. 0 or -errno. No thread is started. */
 int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, void *lower_arg,
 	       uint64_t (*clock)(void *), void *clock_arg);
+
+/* Write what a power cut keeps through @image/@image_arg instead of the lower stage: the
+ * backend itself, below the injected faults, since kept data stands for what had reached
+ * the media when the power went, not for commands the device runs after it. Before any I/O. */
+void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg);
 
 /* Log every completed write, flush, discard and cut to @path (cache.log), for `plugdisk
  * replay`. Before any I/O. 0 or -errno (logged). */
@@ -145,7 +160,8 @@ int cache_destroy(struct cache *c);
 
 /* The I/O stage: @arg is the cache. Reads see the cache; writes complete once cached; a
  * flush completes after its epoch is on the image and the lower stage flushed; everything
- * fails with -EIO while the power is off. Synchronous: returns 0 or -errno. Any thread. */
+ * fails with -EIO while the power is off, and so does every request in flight at a cut.
+ * Synchronous: returns 0 or -errno. Any thread. */
 int cache_exec(void *arg, struct request *rq);
 
 /* Background work at the cache's clock: fire a time-armed cut, then destage at most one write
@@ -154,17 +170,29 @@ int cache_exec(void *arg, struct request *rq);
 uint64_t cache_tick(struct cache *c);
 
 /* Cut the power now. @mode is an enum cache_cut or -1 for cache.powercut; @seed 0 draws
- * one. Returns once the disk is down: what the cut keeps is on the image, the rest is
- * gone, and every request fails with EIO. -EALREADY if the power is already off. @why
- * names the cause in the log. */
+ * one. Returns once the disk is down, without waiting for anything in flight: what the cut
+ * keeps is on the image, the rest is gone, and every request fails with EIO. A destage
+ * (or discard) the lower stage still holds may yet reach the image; poweron waits for it.
+ * -EALREADY if the power is already off. @why names the cause in the log. */
 int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why);
 
-/* Power back on: an empty cache, requests served again. -EALREADY if already on. */
+/* Power back on: an empty cache, requests served again, once the destages and discards in
+ * flight at the cut came back (a stalled one holds it until released). -EALREADY if
+ * already on. */
 int cache_poweron(struct cache *c);
 
 /* Arm (or with kind NONE, disarm) a cut that fires on its own. A RANDOM arm draws its op
  * from @a->seed (0: one is drawn and stored in c->arm.seed). 0 or -EINVAL. */
 int cache_arm(struct cache *c, const struct cache_arm *a);
+
+/* For the control file's freeze, once nothing is in flight above the cache: destage every
+ * pending write and pause background destaging until cache_thaw(), so that the image holds
+ * every write the cache acknowledged and nothing changes it. With the power off, wait for
+ * what the cut left going to the image. 0, or the lower stage's error (still frozen). */
+int cache_freeze(struct cache *c);
+
+/* End a freeze: background destaging goes on. */
+void cache_thaw(struct cache *c);
 
 /* Apply new parameters live: flush, destage delay and rate, atomic unit, cut mode. mode and
  * size stay as started. */

@@ -2,16 +2,22 @@
 /* The write cache's power cut: what a cut keeps of the pending writes, armed cuts, and
  * power on.
  *
- * c->powered goes false under the lock, so nothing new gets in; the cut waits for the
- * destages in flight (they reach the image), takes the pending list, and decides for each
- * write from a seeded generator what reaches the image, by cache.powercut:
+ * c->powered goes false and c->gen grows under the lock, so nothing new gets in and what
+ * is in flight fails. The cut waits for nothing, as a real one: a destage in flight is on
+ * its way to the image (a stall fault below has even written it and holds only its
+ * completion), so it is left to land, or not, before poweron, which waits for it; a
+ * pending write overlapping it is lost (a disk writes overlapping writes in order). The
+ * cut takes the rest of the pending list and decides for each write from a seeded
+ * generator what reaches the image, by cache.powercut:
  *   drop    nothing;
- *   prefix  in each epoch, the first k writes in completion order, k uniform in 0..n;
+ *   prefix  the first k pending writes in completion order, whatever their epochs, k
+ *           uniform in 0..n: no kept write is newer than a dropped one;
  *   subset  each write independently: kept, dropped, or torn;
  *   tear    every write torn.
  * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write, aligned on
  * the disk) and each piece is kept or dropped on its own; inside a unit it is all or nothing.
- * Kept pieces are written in completion order. Bytes outside a write's range never change.
+ * Kept pieces are written in completion order, to c->image (the backend below the faults,
+ * in the daemon), so that no stall holds the cut. Bytes outside a write's range never change.
  * The seed is logged with the cut's summary, every choice at debug level, and the same seed
  * over the same pending writes makes the same choices. Until cache_poweron() every request
  * fails with EIO. Locking as in core/cache.c: c->lock, never held across the lower stage. */
@@ -24,12 +30,12 @@
 #include "core/log.h"
 #include "core/prng.h"
 
-/* What the cut keeps of @w: a bitmap of its atomic units, returned in @keep (nunits bits).
- * Returns the bytes kept. */
-static uint64_t cut_tear(struct cache *c, const struct cache_write *w, uint64_t *rng,
+/* What the cut keeps of @w, torn at @unit: a bitmap of its atomic units, returned in @keep
+ * (nunits bits). Returns the bytes kept. */
+static uint64_t cut_tear(const struct cache_write *w, uint64_t unit, uint64_t *rng,
 			 uint8_t *keep, uint64_t nunits)
 {
-	uint64_t unit = c->p.atomic_write, kept = 0, u = 0;
+	uint64_t kept = 0, u = 0;
 
 	for (uint64_t off = w->offset; off < w->offset + w->len; u++) {
 		uint64_t end = (off / unit + 1) * unit;
@@ -50,10 +56,12 @@ static uint64_t write_units(const struct cache_write *w, uint64_t unit)
 	return (w->offset + w->len - 1) / unit - w->offset / unit + 1;
 }
 
-/* Write the kept units of @w to the image, each run of kept units as one write. */
-static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t *keep)
+/* Write the kept units (of @unit bytes) of @w to the image, each run of kept units as one
+ * write. c->lock not held. */
+static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t *keep,
+		     uint64_t unit)
 {
-	uint64_t unit = c->p.atomic_write, end = w->offset + w->len, off = w->offset, u = 0;
+	uint64_t end = w->offset + w->len, off = w->offset, u = 0;
 	uint64_t run = 0;
 	bool in_run = false;
 	int ret = 0, r;
@@ -68,7 +76,8 @@ static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t
 			run = off;
 			in_run = true;
 		} else if (!k && in_run) {
-			r = cache_lower_write(c, run, w->data + (run - w->offset), off - run);
+			r = cache_lower_write(c->image, c->image_arg, run,
+					      w->data + (run - w->offset), off - run);
 			if (r && !ret)
 				ret = r;
 			in_run = false;
@@ -77,37 +86,86 @@ static int cut_apply(struct cache *c, const struct cache_write *w, const uint8_t
 		u++;
 	}
 	if (in_run) {
-		r = cache_lower_write(c, run, w->data + (run - w->offset), end - run);
+		r = cache_lower_write(c->image, c->image_arg, run, w->data + (run - w->offset),
+				      end - run);
 		if (r && !ret)
 			ret = r;
 	}
 	return ret;
 }
 
-/* Finish a cut begun by setting c->powered = false. c->lock held; dropped meanwhile. */
+/* Take the writes being destaged off @*list: they are on their way to the image, and their
+ * destages free them when they come back (orphan). Mark the writes left that overlap one
+ * of them (behind): a disk writes overlapping writes in their order, so a newer write to
+ * blocks that were being written when the power went had not reached the media; and were
+ * the cut to write it, the older one could land over it later. Returns how many went, and
+ * their bytes in @bytes. c->lock held. */
+static uint64_t cut_take_in_flight(struct cache_write **list, uint64_t *bytes)
+{
+	struct cache_write *w, *next, *going = NULL;
+	uint64_t nr = 0;
+
+	*bytes = 0;
+	for (w = *list; w; w = next) {
+		next = w->next;
+		if (!w->destaging)
+			continue;
+		if (w->prev)
+			w->prev->next = w->next;
+		else
+			*list = w->next;
+		if (w->next)
+			w->next->prev = w->prev;
+		w->orphan = true;
+		w->prev = NULL;
+		w->next = going;
+		going = w;
+		nr++;
+		*bytes += w->len;
+	}
+	for (w = *list; w && going; w = w->next)
+		for (struct cache_write *o = going; o && !w->behind; o = o->next)
+			w->behind = w->offset < o->offset + o->len && o->offset < w->offset + w->len;
+	for (w = going; w; w = next) { /* theirs from now on */
+		next = w->next;
+		w->next = NULL;
+	}
+	return nr;
+}
+
+/* Finish a cut begun by setting c->powered = false. c->lock held; dropped meanwhile, while
+ * the kept data goes to the image; nothing in flight is waited for. */
 static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why)
 {
 	struct cache_write *list, *w, *next;
 	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
-	uint64_t n = 0, epoch_left = 0, epoch_keep = 0;
+	uint64_t n = 0, prefix = 0, nflight, flight_bytes;
+	/* The unit in force when the power went: a reload may change c->p meanwhile. */
+	uint64_t unit = c->p.atomic_write;
 	int ret = 0;
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)c->p.powercut;
+	c->gen++; /* every request in flight fails, even if the power is back when it ends */
 	c->cutting = true;
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);
 	pthread_cond_broadcast(&c->cond); /* flushes and full-cache writers fail now */
-	while (c->destaging)
-		pthread_cond_wait(&c->cond, &c->lock);
 	pending = c->dirty;
 	n = c->nr_dirty;
 	list = cache_map_take_all(c); /* every write leaves */
+	nflight = cut_take_in_flight(&list, &flight_bytes);
+	n -= nflight;
 	c->arm.kind = CACHE_ARM_NONE;
 	pthread_mutex_unlock(&c->lock);
+	/* One prefix over every pending write, whatever its epoch: a disk destaging in order
+	 * has written the oldest ones first. Drawn as before for a single epoch, so that a
+	 * replayed crash between two flushes keeps its seed's outcome. */
+	if (mode == CACHE_CUT_PREFIX)
+		prefix = prng_splitmix64(&rng) % (n + 1);
 
 	for (w = list; w; w = w->next) {
-		uint64_t nunits = write_units(w, c->p.atomic_write);
+		uint64_t nunits = write_units(w, unit);
 		uint8_t keepbuf[64], *keep = keepbuf;
 		const char *what;
 		uint64_t kept = 0;
@@ -125,16 +183,12 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		}
 		switch (mode) {
 		case CACHE_CUT_PREFIX:
-			if (!epoch_left) {
-				/* first write of an epoch: count it and draw its prefix */
-				for (next = w; next && next->epoch == w->epoch; next = next->next)
-					epoch_left++;
-				epoch_keep = prng_splitmix64(&rng) % (epoch_left + 1);
+			if (w->behind)
+				prefix = 0; /* the rest is newer still */
+			if (prefix) {
+				kept = w->len;
+				prefix--;
 			}
-			kept = epoch_keep ? w->len : 0;
-			if (epoch_keep)
-				epoch_keep--;
-			epoch_left--;
 			break;
 		case CACHE_CUT_SUBSET:
 			switch (prng_splitmix64(&rng) % 3) {
@@ -144,16 +198,18 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			case 1:
 				break;
 			default:
-				kept = cut_tear(c, w, &rng, keep, nunits);
+				kept = cut_tear(w, unit, &rng, keep, nunits);
 				break;
 			}
 			break;
 		case CACHE_CUT_TEAR:
-			kept = cut_tear(c, w, &rng, keep, nunits);
+			kept = cut_tear(w, unit, &rng, keep, nunits);
 			break;
 		default: /* CACHE_CUT_DROP */
 			break;
 		}
+		if (w->behind)
+			kept = 0; /* drawn all the same, so that the other writes' draws stay */
 		if (kept == w->len) {
 			memset(keep, 0xff, (nunits + 7) / 8);
 			what = "kept";
@@ -169,7 +225,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			  " len %" PRIu64 ": %s (%" PRIu64 " bytes kept)",
 			  w->seq, w->epoch, w->offset, w->len, what, kept);
 		if (kept) {
-			int r = cut_apply(c, w, keep);
+			int r = cut_apply(c, w, keep, unit);
 			if (r && !ret)
 				ret = r;
 		}
@@ -186,13 +242,15 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	}
 	c->st.powercuts++;
 	c->st.last_cut_pending = pending;
-	c->st.last_cut_dropped = pending - kept_bytes;
+	c->st.last_cut_dropped = pending - flight_bytes - kept_bytes;
 	c->st.last_cut_seed = seed;
 	log_info("powercut (%s): mode %s seed %" PRIu64 ": %" PRIu64 " pending writes (%" PRIu64
-		 " bytes): %" PRIu64 " kept, %" PRIu64 " torn, %" PRIu64 " dropped; %" PRIu64
-		 " bytes lost; epochs up to %" PRIu64 " were durable%s",
-		 why, cache_cut_names[mode], seed, n, pending, nkept, ntorn, ndropped,
-		 pending - kept_bytes, c->durable_epoch, ret ? "; writing kept data failed" : "");
+		 " bytes): %" PRIu64 " kept, %" PRIu64 " torn, %" PRIu64 " dropped, %" PRIu64
+		 " going to the image; %" PRIu64 " bytes lost; epochs up to %" PRIu64
+		 " were durable%s",
+		 why, cache_cut_names[mode], seed, n + nflight, pending, nkept, ntorn, ndropped,
+		 nflight, pending - flight_bytes - kept_bytes, c->durable_epoch,
+		 ret ? "; writing kept data failed" : "");
 	c->cutting = false;
 	pthread_cond_broadcast(&c->cond);
 }
@@ -268,7 +326,9 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 int cache_poweron(struct cache *c)
 {
 	pthread_mutex_lock(&c->lock);
-	while (c->cutting) /* the cut's kept data goes down before anything new */
+	/* The cut's kept data goes down before anything new, and so do the destages and
+	 * discards it left in flight: landing later, they would overwrite newer writes. */
+	while (c->cutting || c->destaging || c->discarding)
 		pthread_cond_wait(&c->cond, &c->lock);
 	if (c->powered) {
 		pthread_mutex_unlock(&c->lock);

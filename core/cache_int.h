@@ -22,6 +22,9 @@ struct cache_write {
 	bool destaging;		/* c->lock: being written to the image */
 	bool detached;		/* c->lock: off the list, freed by the last reader */
 	bool older_overlap;	/* c->lock: an older pending write overlapped it when cached */
+	bool orphan;		/* c->lock: being destaged when a cut took the list; the
+				 * destage frees it when it comes back */
+	bool behind;		/* the cut's: overlaps a write being destaged at the cut */
 	uint64_t mark;		/* c->lock: the query that last saw it (see overlaps()) */
 	unsigned int refs;	/* c->lock: readers laying it over their data */
 	uint8_t data[];
@@ -70,9 +73,9 @@ bool cache_map_overlaps(struct cache *c, uint64_t off, uint64_t len, uint64_t ma
 
 /* --- the lower stage (core/cache.c) */
 
-/* Write @len bytes of @data at @off through the lower stage, synchronously. c->lock not
- * held. 0 or -errno. */
-int cache_lower_write(struct cache *c, uint64_t off, const void *data, uint64_t len);
+/* Write @len bytes of @data at @off through the stage @exec/@arg (c->lower, or c->image for
+ * what a cut keeps), synchronously. c->lock not held. 0 or -errno. */
+int cache_lower_write(io_exec_fn exec, void *arg, uint64_t off, const void *data, uint64_t len);
 
 /* --- the power cut and armed cuts (core/cache_cut.c); c->lock held */
 

@@ -30,6 +30,8 @@ int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg)
 		log_err("cache_init: %s", strerror(-ret));
 		return ret;
 	}
+	/* What a cut keeps goes to the image below the faults: a stall must not hold the cut. */
+	cache_set_image(&pd->cache, backend_exec, &pd->be);
 	if (pd->cfg.cache.log && pd->cfg.cache.log[0]) {
 		ret = cache_open_log(&pd->cache, pd->cfg.cache.log, pd->be.size);
 		if (ret) {
@@ -376,6 +378,26 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 	if (ret && ret != -ENOENT)
 		log_warn("poweron: fuse_lowlevel_notify_inval_inode: %s", strerror(-ret));
 	return 0;
+}
+
+int pd_cache_freeze(struct pd *pd, struct ctl_out *out)
+{
+	int ret;
+
+	if (!pd->cache_on)
+		return 0;
+	ret = cache_freeze(&pd->cache);
+	if (ret) {
+		ctl_printf(out, "freeze: destaging the write cache failed: %s\n", strerror(-ret));
+		cache_thaw(&pd->cache);
+	}
+	return ret;
+}
+
+void pd_cache_thaw(struct pd *pd)
+{
+	if (pd->cache_on)
+		cache_thaw(&pd->cache);
 }
 
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)

@@ -35,6 +35,13 @@ size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len);
  * "poweron" (usage in cache_ctl.c), and the cache's part of the listing. */
 int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *out);
+
+/* The cache's part of freeze, once the queue is frozen: destage everything acknowledged and
+ * pause destaging. 0, or -errno with the reason in @out (the cache is thawed again). */
+int pd_cache_freeze(struct pd *pd, struct ctl_out *out);
+
+/* The cache's part of thaw: destaging goes on. */
+void pd_cache_thaw(struct pd *pd);
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out);
 
 #define PD_CACHE_POWERCUT_USAGE                                                                   \

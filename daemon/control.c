@@ -100,11 +100,19 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		queue_plug_hold(&pd->q, true);
 	else if (!strcmp(argv[0], "unplug"))
 		queue_plug_hold(&pd->q, false);
-	else if (!strcmp(argv[0], "freeze") && queue_freeze(&pd->q)) {
-		ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
-		return -ECANCELED;
-	} else if (!strcmp(argv[0], "thaw"))
+	else if (!strcmp(argv[0], "freeze")) {
+		if (queue_freeze(&pd->q)) {
+			ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
+			return -ECANCELED;
+		}
+		ret = pd_cache_freeze(pd, out); /* the cache's acknowledged writes, too */
+		if (ret)
+			queue_thaw(&pd->q);
+		return ret;
+	} else if (!strcmp(argv[0], "thaw")) {
+		pd_cache_thaw(pd);
 		queue_thaw(&pd->q);
+	}
 	return 0;
 }
 

@@ -5,8 +5,10 @@
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cache.h"
 #include "fakedev.h"
@@ -22,6 +24,14 @@ struct mem {
 	unsigned int nflush;
 	unsigned int nw_at_flush;	/* lower writes seen when the last flush ran */
 	int fail;			/* error every op returns, 0 = none */
+	/* Called by every op after its I/O, with no lock of the cache's held: a test's way to
+	 * act while the cache waits for the image (cut the power, change the settings). */
+	void (*hook)(struct mem *mm, struct request *rq);
+	/* A gate for writes, as a stall fault: while closed, a write waits after its I/O. */
+	pthread_mutex_t gate_lock;
+	pthread_cond_t gate_cond;
+	bool gate_closed;		/* gate_lock */
+	unsigned int held;		/* gate_lock: writes waiting at the gate */
 };
 
 static struct mem *m;
@@ -33,13 +43,10 @@ static uint64_t clk(void *arg)
 	return now_ns;
 }
 
-static int mem_exec(void *arg, struct request *rq)
+static int mem_io(struct mem *mm, struct request *rq)
 {
-	struct mem *mm = arg;
 	uint64_t pos = rq->offset;
 
-	if (mm->fail)
-		return mm->fail;
 	switch (rq->op) {
 	case BIO_OP_READ:
 	case BIO_OP_WRITE:
@@ -68,6 +75,54 @@ static int mem_exec(void *arg, struct request *rq)
 	default:
 		return -EINVAL;
 	}
+}
+
+static int mem_exec(void *arg, struct request *rq)
+{
+	struct mem *mm = arg;
+
+	int ret;
+
+	if (mm->fail)
+		return mm->fail;
+	ret = mem_io(mm, rq);
+	if (mm->hook)
+		mm->hook(mm, rq);
+	if (rq->op == BIO_OP_WRITE) {
+		pthread_mutex_lock(&mm->gate_lock);
+		if (mm->gate_closed) {
+			mm->held++;
+			pthread_cond_broadcast(&mm->gate_cond);
+			while (mm->gate_closed)
+				pthread_cond_wait(&mm->gate_cond, &mm->gate_lock);
+			mm->held--;
+		}
+		pthread_mutex_unlock(&mm->gate_lock);
+	}
+	return ret;
+}
+
+/* The image itself, under the gate: where a cut writes what it keeps (cache_set_image). */
+static int mem_image_exec(void *arg, struct request *rq)
+{
+	return mem_io(arg, rq);
+}
+
+static void gate_set(bool closed)
+{
+	pthread_mutex_lock(&m->gate_lock);
+	m->gate_closed = closed;
+	pthread_cond_broadcast(&m->gate_cond);
+	pthread_mutex_unlock(&m->gate_lock);
+}
+
+/* Wait until @n writes wait at the closed gate. */
+static void gate_wait_held(unsigned int n)
+{
+	pthread_mutex_lock(&m->gate_lock);
+	while (m->held < n)
+		pthread_cond_wait(&m->gate_cond, &m->gate_lock);
+	pthread_mutex_unlock(&m->gate_lock);
 }
 
 /* One request of one bio and one buffer. */
@@ -148,6 +203,8 @@ static void params(struct cache_params *p)
 static void start(struct cache *c, const struct cache_params *p)
 {
 	m = calloc(1, sizeof(*m));
+	pthread_mutex_init(&m->gate_lock, NULL);
+	pthread_cond_init(&m->gate_cond, NULL);
 	now_ns = T0;
 	ck_assert_int_eq(cache_init(c, p, mem_exec, m, clk, NULL), 0);
 }
@@ -155,6 +212,8 @@ static void start(struct cache *c, const struct cache_params *p)
 static void finish(struct cache *c)
 {
 	cache_destroy(c);
+	pthread_cond_destroy(&m->gate_cond);
+	pthread_mutex_destroy(&m->gate_lock);
 	free(m);
 	m = NULL;
 }
@@ -408,14 +467,17 @@ START_TEST(test_cut_drop_and_poweron)
 }
 END_TEST
 
-/* prefix: in each epoch, what survives is the first k writes in completion order. */
-START_TEST(test_cut_prefix_keeps_a_prefix_of_each_epoch)
+/* prefix: what survives is the first k of the pending writes in completion order, whatever
+ * their epochs: no surviving write is newer than a lost one. */
+START_TEST(test_cut_prefix_keeps_one_prefix_in_completion_order)
 {
-	unsigned int partial = 0;
+	unsigned int partial = 0, across = 0;
 
 	for (uint64_t seed = 1; seed <= 30; seed++) {
 		struct cache_params p;
 		struct cache c;
+		unsigned int kept = 0;
+		int lost = -1;
 
 		params(&p);
 		p.flush = CACHE_FLUSH_IGNORE; /* several epochs stay pending */
@@ -427,28 +489,23 @@ START_TEST(test_cut_prefix_keeps_a_prefix_of_each_epoch)
 			ck_assert_int_eq(flush(&c), 0);
 		}
 		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_PREFIX, seed, "test"), 0);
-		for (unsigned int e = 0; e < 3; e++) {
-			bool seen_lost = false;
-			unsigned int kept = 0;
-
-			for (unsigned int i = 0; i < 8; i++) {
-				uint64_t off = (e * 8 + i) * 4096;
-
-				if (img_is(off, 4096, 0xee)) {
-					ck_assert_msg(!seen_lost, "seed %llu epoch %u: write %u kept "
-						      "after a lost one", (unsigned long long)seed,
-						      e, i);
-					kept++;
-				} else {
-					ck_assert(img_is(off, 4096, 0));
-					seen_lost = true;
-				}
+		for (unsigned int i = 0; i < 24; i++) {
+			if (img_is(i * 4096, 4096, 0xee)) {
+				ck_assert_msg(lost < 0, "seed %llu: write %u kept, older write %d lost",
+					      (unsigned long long)seed, i, lost);
+				kept++;
+			} else {
+				ck_assert(img_is(i * 4096, 4096, 0));
+				if (lost < 0)
+					lost = (int)i;
 			}
-			partial += kept > 0 && kept < 8;
 		}
+		partial += kept > 0 && kept < 24;
+		across += kept > 8;
 		finish(&c);
 	}
 	ck_assert_uint_gt(partial, 10);
+	ck_assert_uint_gt(across, 5); /* the prefix runs past the first epoch */
 }
 END_TEST
 
@@ -546,6 +603,223 @@ START_TEST(test_small_writes_are_atomic_and_neighbours_untouched)
 		}
 		finish(&c);
 	}
+}
+END_TEST
+
+/* The cache the hooks below act on. */
+static struct cache *hook_cache;
+
+/* At the cut's first kept write, a reload (SIGHUP) shrinks the atomic unit to 512. */
+static void hook_shrink_unit(struct mem *mm, struct request *rq)
+{
+	struct cache_params np;
+
+	if (rq->op != BIO_OP_WRITE)
+		return;
+	mm->hook = NULL;
+	np = hook_cache->p; /* read by this thread alone: the test has no other */
+	np.atomic_write = 512;
+	cache_reconfigure(hook_cache, &np);
+}
+
+/* A cut tears at the unit in force when the power went, though a reload changes it while the
+ * cut writes what it keeps: every aligned 4 KiB unit is all or nothing. */
+START_TEST(test_cut_tears_at_the_unit_of_the_cut)
+{
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		struct cache_params p;
+		struct cache c;
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		p.atomic_write = 4096;
+		start(&c, &p);
+		hook_cache = &c;
+		for (unsigned int i = 0; i < 8; i++)
+			ck_assert_int_eq(wr(&c, i * 65536, 65536, 0xcd), 0);
+		m->hook = hook_shrink_unit;
+		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_TEAR, seed, "test"), 0);
+		ck_assert_msg(m->hook == NULL, "the cut kept nothing");
+		for (unsigned int u = 0; u < 8 * 16; u++)
+			ck_assert_msg(img_is(u * 4096, 4096, 0xcd) || img_is(u * 4096, 4096, 0),
+				      "seed %llu: 4 KiB unit %u partly written",
+				      (unsigned long long)seed, u);
+		finish(&c);
+	}
+}
+END_TEST
+
+/* While the cache waits for the image on one op of @hook_op, the power goes and comes back. */
+static enum bio_op hook_op;
+
+static void hook_cut_and_poweron(struct mem *mm, struct request *rq)
+{
+	if (rq->op != hook_op)
+		return;
+	mm->hook = NULL;
+	ck_assert_int_eq(cache_powercut(hook_cache, CACHE_CUT_DROP, 3, "test"), 0);
+	if (rq->op != BIO_OP_DISCARD) /* a poweron waits for discards in flight */
+		ck_assert_int_eq(cache_poweron(hook_cache), 0);
+}
+
+/* A read and a flush in flight across a cut and a poweron, and a discard in flight at a cut,
+ * fail with EIO, as on a device that lost power: the read does not return the write the cut
+ * dropped. */
+START_TEST(test_requests_in_flight_at_a_cut_fail)
+{
+	static const enum bio_op ops[] = { BIO_OP_READ, BIO_OP_FLUSH, BIO_OP_DISCARD };
+
+	for (unsigned int i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct cache_params p;
+		struct cache c;
+		uint8_t b[4096];
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		start(&c, &p);
+		hook_cache = &c;
+		ck_assert_int_eq(wr(&c, 0, 4096, 0xab), 0);
+		hook_op = ops[i];
+		m->hook = hook_cut_and_poweron;
+		memset(b, 0, sizeof(b));
+		ck_assert_msg(do_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
+				    ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
+			      "%s across a cut did not fail", bio_op_name[ops[i]]);
+		ck_assert_msg(m->hook == NULL, "%s never reached the image", bio_op_name[ops[i]]);
+		/* the cut dropped the write; a flush had destaged it first */
+		if (ops[i] == BIO_OP_DISCARD)
+			ck_assert_int_eq(cache_poweron(&c), 0);
+		assert_reads(&c, 0, 4096, ops[i] == BIO_OP_FLUSH ? 0xab : 0);
+		finish(&c);
+	}
+}
+END_TEST
+
+/* Threads that run one op on the cache and keep its result. */
+struct op_thread {
+	pthread_t t;
+	struct cache *c;
+	int ret;
+};
+
+static void *flush_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = flush(o->c);
+	return NULL;
+}
+
+static void *tick_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	cache_tick(o->c);
+	return NULL;
+}
+
+static void *write_8k_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = wr(o->c, 8192, 4096, 0x03);
+	return NULL;
+}
+
+static void *poweron_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = cache_poweron(o->c);
+	return NULL;
+}
+
+static bool is_powered(struct cache *c)
+{
+	struct cache_stats st;
+
+	cache_snapshot(c, &st, NULL);
+	return st.powered;
+}
+
+/* A cut returns at once though a destage is held below the cache (a stall fault); that
+ * destage fails its flush with EIO when it comes back; a newer write over its blocks is
+ * lost; poweron waits for it, so that it cannot land over what comes after. */
+START_TEST(test_cut_does_not_wait_for_a_held_destage)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct cache_params p;
+		struct cache c;
+		struct cache_stats st;
+		struct op_thread fl = { .c = &c }, on = { .c = &c };
+
+		params(&p);
+		p.destage_delay_ms = 100000;
+		start(&c, &p);
+		cache_set_image(&c, mem_image_exec, m);
+		ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+		gate_set(true);
+		ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
+		gate_wait_held(1); /* the flush's destage of 0x01 reached the image and waits */
+		ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0);	/* newer, over the held one */
+		ck_assert_int_eq(wr(&c, 65536, 4096, 0x03), 0);
+		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_SUBSET, seed, "test"), 0);
+		cache_snapshot(&c, &st, NULL);
+		ck_assert(!st.powered);
+		ck_assert_uint_eq(st.last_cut_pending, 3 * 4096);
+		ck_assert(img_is(0, 4096, 0x01)); /* never the newer write */
+		ck_assert(img_is(65536, 4096, 0x03) || img_is(65536, 4096, 0));
+		ck_assert_uint_eq(st.last_cut_dropped,
+				  4096 + (img_is(65536, 4096, 0x03) ? 0 : 4096));
+		/* poweron waits for the held destage */
+		ck_assert_int_eq(pthread_create(&on.t, NULL, poweron_thread, &on), 0);
+		usleep(20000);
+		ck_assert_msg(!is_powered(&c), "poweron did not wait for the held destage");
+		gate_set(false);
+		pthread_join(fl.t, NULL);
+		ck_assert_int_eq(fl.ret, -EIO);
+		pthread_join(on.t, NULL);
+		ck_assert_int_eq(on.ret, 0);
+		assert_reads(&c, 0, 4096, 0x01);
+		finish(&c);
+	}
+}
+END_TEST
+
+/* A writer waiting for room in a full cache, behind a destage held below it, fails with EIO
+ * at a cut, and the cut does not wait for that destage. */
+START_TEST(test_cut_fails_a_writer_waiting_for_room)
+{
+	struct cache_params p;
+	struct cache c;
+	struct op_thread tk = { .c = &c }, w8 = { .c = &c };
+	unsigned int waiters = 0;
+
+	params(&p);
+	p.size = 8192;
+	p.destage_delay_ms = 0;
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&tk.t, NULL, tick_thread, &tk), 0);
+	gate_wait_held(1); /* the background destage of 0x01 waits */
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0); /* full now; not eligible behind 0x01 */
+	ck_assert_int_eq(pthread_create(&w8.t, NULL, write_8k_thread, &w8), 0);
+	while (!waiters) { /* the writer finds no room and nothing it may destage */
+		usleep(1000);
+		pthread_mutex_lock(&c.lock);
+		waiters = c.room_waiters;
+		pthread_mutex_unlock(&c.lock);
+	}
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	pthread_join(w8.t, NULL);
+	ck_assert_int_eq(w8.ret, -EIO);
+	gate_set(false);
+	pthread_join(tk.t, NULL);
+	ck_assert_int_eq(cache_poweron(&c), 0);
+	assert_reads(&c, 0, 4096, 0x01);
+	assert_reads(&c, 8192, 4096, 0);
+	finish(&c);
 }
 END_TEST
 
@@ -793,6 +1067,45 @@ START_TEST(test_discard_after_pending_writes)
 }
 END_TEST
 
+/* freeze destages every acknowledged write, of every epoch, without a flush, and the
+ * background destages nothing more until thaw. */
+START_TEST(test_freeze_destages_all_and_pauses_destaging)
+{
+	struct cache_params p;
+	struct cache c;
+	struct cache_stats st;
+
+	params(&p);
+	p.destage_delay_ms = 100000;
+	p.flush = CACHE_FLUSH_IGNORE;
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	ck_assert_int_eq(flush(&c), 0);
+	ck_assert_int_eq(wr(&c, 4096, 8192, 0x02), 0);
+	ck_assert_int_eq(cache_freeze(&c), 0);
+	ck_assert(img_is(0, 4096, 0x01));
+	ck_assert(img_is(4096, 8192, 0x02));
+	ck_assert_uint_eq(m->nflush, 0);
+	cache_snapshot(&c, &st, NULL);
+	ck_assert_uint_eq(st.dirty_bytes, 0);
+	/* Nothing reaches the image while frozen, however long it waits. */
+	ck_assert_int_eq(wr(&c, 16384, 4096, 0x03), 0);
+	now_ns += 200000 * MS;
+	cache_tick(&c);
+	ck_assert(img_is(16384, 4096, 0));
+	cache_thaw(&c);
+	ck_assert_uint_eq(cache_tick(&c), 0);
+	ck_assert(img_is(16384, 4096, 0x03));
+	/* With the power off: nothing to destage, and nothing fails. */
+	ck_assert_int_eq(wr(&c, 16384, 4096, 0x04), 0);
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	ck_assert_int_eq(cache_freeze(&c), 0);
+	cache_thaw(&c);
+	ck_assert(img_is(16384, 4096, 0x03));
+	finish(&c);
+}
+END_TEST
+
 /* The image failing under a flush: the flush reports it. */
 START_TEST(test_flush_reports_destage_error)
 {
@@ -889,10 +1202,12 @@ int main(void)
 	tcase_add_test(tc, test_flush_destages_then_syncs);
 	tcase_add_test(tc, test_flush_ignore_lies);
 	tcase_add_test(tc, test_cut_drop_and_poweron);
-	tcase_add_test(tc, test_cut_prefix_keeps_a_prefix_of_each_epoch);
+	tcase_add_test(tc, test_cut_prefix_keeps_one_prefix_in_completion_order);
 	tcase_add_test(tc, test_cut_subset_keeps_drops_and_tears_at_the_unit);
 	tcase_add_test(tc, test_cut_tear_tears_every_write_at_the_unit);
 	tcase_add_test(tc, test_small_writes_are_atomic_and_neighbours_untouched);
+	tcase_add_test(tc, test_cut_tears_at_the_unit_of_the_cut);
+	tcase_add_test(tc, test_requests_in_flight_at_a_cut_fail);
 	tcase_add_test(tc, test_seed_replays);
 	tcase_add_test(tc, test_arm_at_nth_flush);
 	tcase_add_test(tc, test_arm_at_nth_write_after_a_flush);
@@ -902,9 +1217,16 @@ int main(void)
 	tcase_add_test(tc, test_full_cache_destages_in_the_writer);
 	tcase_add_test(tc, test_overwrite_in_epoch_supersedes);
 	tcase_add_test(tc, test_discard_after_pending_writes);
+	tcase_add_test(tc, test_freeze_destages_all_and_pauses_destaging);
 	tcase_add_test(tc, test_flush_reports_destage_error);
 	tcase_add_test(tc, test_under_the_controller);
 	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+	/* Cuts while the image holds a write: a cut that waits for it never returns. */
+	tc = tcase_create("held");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, test_cut_does_not_wait_for_a_held_destage);
+	tcase_add_test(tc, test_cut_fails_a_writer_waiting_for_room);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
