@@ -26,7 +26,8 @@
  *     cut fails, or (a read) returns data of the image after the cut, never data the cut
  *     dropped; a flush in flight across a cut does not succeed;
  *   - an error only from the power being off or an error fault in force; powercut returns
- *     while requests are stalled; after queue_freeze() the image holds what was acknowledged;
+ *     while requests are stalled; after queue_freeze() and cache_freeze() (the control file's
+ *     freeze) the image holds what was acknowledged;
  *   - at the end, with the faults gone and the power on, a read of the whole disk;
  *   - with the d2 check, the write log (cache.log): its flush records close epochs 1, 2, 3...
  *     with none missing, as `plugdisk replay --crash N` counts them.
@@ -1327,11 +1328,14 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	case K_FREEZE: {
 		uint8_t *img = malloc(DISK);
 		uint64_t now;
+		int fret;
 
+		/* As the control file's freeze: the queue, then the cache below it. */
 		queue_freeze(&r->q);
+		fret = cache_freeze(&r->c);
 		now = ++r->lt;
 		snapshot_image(r, img);
-		for (uint32_t b = 0; b < NBLK && (r->checks & CHK_D6_FREEZE); b++) {
+		for (uint32_t b = 0; b < NBLK && !fret && (r->checks & CHK_D6_FREEZE); b++) {
 			int64_t v = decode_block(img + (uint64_t)b * BLK, b);
 
 			if (v < 0 || !read_allows(r, b, now, now, (uint32_t)v)) {
@@ -1342,6 +1346,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 				break;
 			}
 		}
+		cache_thaw(&r->c);
 		queue_thaw(&r->q);
 		free(img);
 		break;
@@ -1531,6 +1536,8 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	must(timer_init(&r->t, false) == 0, "timer_init");
 	must(fault_set_init(&r->fs, mem_exec, &r->mem, &r->t, clk, r) == 0, "fault_set_init");
 	must(cache_init(&r->c, &cfg->p, fault_exec, &r->fs, clk, r) == 0, "cache_init");
+	/* As the daemon wires it: what a cut keeps goes to the image below the faults. */
+	cache_set_image(&r->c, mem_exec, &r->mem);
 	ctrl_params_default(&cp);
 	cp.workers = 0;
 	cp.burst_ms = 0;
@@ -1579,7 +1586,8 @@ static void check_log(struct run *r)
 		return;
 	}
 	while ((ret = wlog_next(&rd, &rec)) == 1) {
-		if (rec.type != WLOG_FLUSH)
+		/* A failed flush has its own record: it used its epoch up, and says so. */
+		if (rec.type != WLOG_FLUSH && rec.type != WLOG_FLUSH_FAILED)
 			continue;
 		if (rec.epoch == 0 || rec.epoch >= 2 * MAXSTEPS + 2 || seen[rec.epoch]) {
 			diverge(r, "log-epochs", "the write log has a flush of epoch %" PRIu64
