@@ -267,6 +267,8 @@ int main(int argc, char **argv)
 		return pd_ctl_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "explore"))
+		return pd_explore_main(argc - 1, argv + 1);
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
 		return ret;
