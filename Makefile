@@ -65,7 +65,7 @@ $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
-.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format static
+.PHONY: all deps run check unit mount clean install uninstall bench crash soak powercut format static explore-demo
 
 all: $(B)/plugdisk $(UNIT_BINS)
 

@@ -51,3 +51,20 @@ explore_rename_workload() {
 		sleep 0.7
 	done
 }
+
+# explore_file_workload ROUNDS: files created, appended, renamed and removed in a few
+# directories of $T/fs, with a pause every 10 rounds so that several journal commits
+# (flushes) fall inside it.
+explore_file_workload() {
+	local i d
+	for ((i = 1; i <= $1; i++)); do
+		d=$T/fs/d$((i % 4))
+		mkdir -p "$d"
+		head -c $(((i % 16 + 1) * 4096)) /dev/urandom >"$d/f$i"
+		printf 'round %d\n' "$i" >>"$T/fs/journal.txt"
+		[ $((i % 3)) = 0 ] && mv "$d/f$i" "$d/r$i"
+		[ $((i % 5)) = 0 ] && rm -f "$T/fs/d$(((i + 1) % 4))/f$((i - 4))"
+		[ $((i % 10)) = 0 ] && sleep 0.4
+	done
+	true
+}
