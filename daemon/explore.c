@@ -549,7 +549,8 @@ int pd_explore_main(int argc, char **argv)
 		status = 3;
 		goto out;
 	}
-	qsort(x.fails, x.nfails, sizeof(*x.fails), cmp_fail);
+	if (x.nfails)
+		qsort(x.fails, x.nfails, sizeof(*x.fails), cmp_fail);
 	xp_report(&x, stdout);
 	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
 		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);

@@ -329,6 +329,7 @@ int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->cond, NULL);
 	x->se = fuse_session_new(&args, &xf_ops, sizeof(xf_ops), x);
+	fuse_opt_free_args(&args); /* the session may have added to them */
 	if (!x->se) {
 		log_err("explore: fuse_session_new failed");
 		err = -EIO;
