@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -351,6 +353,7 @@ int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 		err = -err;
 		goto fail;
 	}
+	x->dev = stat(mnt, &st) == 0 ? st.st_dev : 0; /* served by the thread */
 	return 0;
 fail:
 	pthread_cond_destroy(&x->cond);
@@ -409,9 +412,29 @@ void xf_stop(struct xf *x)
 {
 	if (!x->mounted)
 		return;
+	/* The kernel ends the connection at the unmount, and the loop's reads with ENODEV;
+	 * the device is closed only after the loop's threads are gone. Without root,
+	 * fuse_session_unmount's fusermount does both at once. */
 	fuse_session_exit(x->se);
-	fuse_session_unmount(x->se); /* the loop's read ends with ENODEV */
+	if (geteuid() == 0 && umount2(x->mnt, 0) && errno == EBUSY) {
+		char abort_path[128];
+		FILE *f;
+
+		log_warn("explore: %s is busy (a checker left it in use): detaching it", x->mnt);
+		umount2(x->mnt, MNT_DETACH);
+		/* Its user would keep the connection, and the loop, alive: end it. */
+		snprintf(abort_path, sizeof(abort_path), "/sys/fs/fuse/connections/%u/abort",
+			 minor(x->dev));
+		f = fopen(abort_path, "we");
+		if (f) {
+			fputs("1\n", f);
+			fclose(f);
+		}
+	}
+	if (geteuid() != 0)
+		fuse_session_unmount(x->se);
 	pthread_join(x->thread, NULL);
+	fuse_session_unmount(x->se);
 	fuse_session_destroy(x->se);
 	x->mounted = false;
 	pthread_cond_destroy(&x->cond);

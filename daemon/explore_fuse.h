@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "core/extmap.h"
 
@@ -38,6 +39,7 @@ struct xf {
 	struct xf_state *states;	/* lock */
 	pthread_t thread;
 	bool mounted;
+	dev_t dev;		/* read-only: the mount's device, whose minor names the connection */
 };
 
 /* Mount at @mnt (an empty directory) and serve from a thread. 0 or -errno (logged). */
