@@ -331,6 +331,10 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		for (unsigned int i = 0; i < x->jobs && !sl; i++)
 			if (!slots[i].pid)
 				sl = &slots[i];
+		if (!sl) { /* busy < jobs: cannot happen */
+			ret = -EIO;
+			break;
+		}
 		ws_state_decode(&x->log, ids ? ids[n] : n, &s);
 		n++;
 		ret = ws_state_build(&x->log, &b, &s, &sl->map);
