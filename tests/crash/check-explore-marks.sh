@@ -65,8 +65,9 @@ cmp -s "$T/a.ids" "$T/c.ids" && fail "seeds 9 and 10 sampled the same states"
 # A disk that ignores flushes: acknowledged steps are lost in some states.
 record "$T/ignore.log" --set cache.flush=ignore
 rc=0
-"$PLUGDISK" explore -j 2 --budget 120 --json "$T/ignore.log" "$T/base.img" -- "$CHECK" >"$T/ign.json" ||
-	rc=$?
+mkdir "$T/keep"
+"$PLUGDISK" explore -j 2 --budget 120 --json --keep-failing "$T/keep" "$T/ignore.log" \
+	"$T/base.img" -- "$CHECK" >"$T/ign.json" || rc=$?
 jq -c '{states_total, checked, passed, failed, duplicates}' "$T/ign.json" >&2
 assert_eq "$rc" 1 "explore's status with cache.flush = ignore"
 [ "$(jq .failed "$T/ign.json")" -gt 0 ] || fail "no failing state with cache.flush = ignore"
@@ -77,6 +78,11 @@ jq -e '.failures[0].after | test("ignored")' "$T/ign.json" >/dev/null ||
 id=$(jq '.failures[0].id' "$T/ign.json")
 "$PLUGDISK" explore --state "$id" --image "$T/s.img" "$T/ignore.log" "$T/base.img" ||
 	fail "--state $id --image failed"
+# --keep-failing wrote every failing state, the same bytes as the rebuild.
+assert_eq "$(find "$T/keep" -name 'state-*.img' | wc -l)" "$(jq .failed "$T/ign.json")" \
+	"images kept by --keep-failing"
+cmp -s "$T/s.img" "$T/keep/state-$id.img" || fail "--keep-failing and --image differ"
+assert_eq "$(jq -r .failures[0].image "$T/ign.json")" "$T/keep/state-$id.img" "the report's image"
 jq -r '.failures[0].rebuild' "$T/ign.json" | grep -q -- "--state $id --image" ||
 	fail "the rebuild command does not name the state"
 grep -Fxq "$(jq -r '.failures[0].mark // ""' "$T/ign.json")" <(echo; printf 'step %s\n' 1 2 3 4) ||
