@@ -201,6 +201,7 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	free(env_mark);
 	if (ret) {
 		fprintf(stderr, "plugdisk explore: %s: %s\n", x->checker[0], strerror(ret));
+		x->bad_checker = true;
 		sl->pid = 0;
 		return -ret;
 	}
@@ -550,7 +551,7 @@ int pd_explore_main(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "plugdisk explore: %s\n",
 			ret == -EINTR ? "interrupted" : "stopped on an error");
-		status = 3;
+		status = x.bad_checker ? 2 : 3; /* a checker that cannot run is bad input */
 		goto out;
 	}
 	if (x.nfails)

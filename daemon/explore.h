@@ -35,6 +35,7 @@ struct xp {
 	struct ws_log log;
 	uint64_t planned;	/* states chosen (all, or the sample) */
 	bool sampled;
+	bool bad_checker;	/* the checker could not be started */
 	uint64_t checked, passed, dups;
 	struct xp_fail *fails;
 	uint64_t nfails, capfails;

@@ -114,4 +114,5 @@ bad -j 0 "$T/honour.log" "$T/base.img" -- true
 bad --state 99999999 "$T/honour.log" "$T/base.img" -- true
 bad --image "$T/x.img" "$T/honour.log" "$T/base.img"
 bad --keep-failing "$T/nodir" "$T/honour.log" "$T/base.img" -- true
+bad "$T/honour.log" "$T/base.img" -- "$T/no-such-checker"
 "$PLUGDISK" explore --help | grep -q PLUGDISK_MARKS || fail "--help does not name PLUGDISK_MARKS"
