@@ -42,7 +42,8 @@ int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 	"powercut [mode=drop|prefix|subset|tear] [seed=N]: cut the power now (returns when the "  \
 	"disk is down); powercut arm flush=N | write=N [after_flush=F] | random=N [seed=S] | "     \
 	"after_ms=N [mode=M]: cut on its own; powercut disarm"
-#define PD_CACHE_MARK_USAGE "mark TEXT: record TEXT in the write log (cache.log) after the writes so far"
+#define PD_CACHE_MARK_USAGE                                                                       \
+	"mark TEXT: record TEXT in the write log (cache.log) after the writes so far"
 #define PD_CACHE_POWERON_USAGE "poweron: power the disk back on after a cut"
 
 #endif

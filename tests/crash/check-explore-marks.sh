@@ -89,7 +89,8 @@ grep -Fxq "$(jq -r '.failures[0].mark // ""' "$T/ign.json")" <(echo; printf 'ste
 	fail "the failure's mark is not one of the marks"
 rc=0
 PLUGDISK_STATE=$T/s.img PLUGDISK_MARK=$(jq -r '.failures[0].mark // ""' "$T/ign.json") \
-	PLUGDISK_MARKS=<(printf 'step %s\n' 1 2 3 4 | head -n "$(jq .failures[0].marks_acknowledged "$T/ign.json")") \
+	PLUGDISK_MARKS=<(printf 'step %s\n' 1 2 3 4 |
+		head -n "$(jq .failures[0].marks_acknowledged "$T/ign.json")") \
 	"$CHECK" >/dev/null || rc=$?
 assert_eq "$rc" 1 "the checker on the rebuilt image"
 "$PLUGDISK" explore --state "$id" "$T/ignore.log" "$T/base.img" -- "$CHECK" >/dev/null &&

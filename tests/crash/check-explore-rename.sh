@@ -20,8 +20,8 @@ explore_rename_workload 1
 explore_record_end
 
 rc=0
-"$PLUGDISK" explore -j 2 --budget 100 --json "$T/bad.log" "$T/base.img" -- "$CHECK" >"$T/bad.json" ||
-	rc=$?
+"$PLUGDISK" explore -j 2 --budget 100 --json "$T/bad.log" "$T/base.img" -- "$CHECK" \
+	>"$T/bad.json" || rc=$?
 jq -c '{states_total, checked, passed, failed, duplicates}' "$T/bad.json" >&2
 assert_eq "$rc" 1 "explore's status without the fsync"
 [ "$(jq '.failed' "$T/bad.json")" -gt 0 ] || fail "no failing state without the fsync"

@@ -36,8 +36,8 @@ for sync in FULL OFF; do
 done
 
 rc=0
-"$PLUGDISK" explore -j 2 -k 1 --budget "${EXPLORE_BUDGET:-250}" --json "$T/FULL.log" "$T/base.img" -- "$CHECK" >"$T/full.json" ||
-	rc=$?
+"$PLUGDISK" explore -j 2 -k 1 --budget "${EXPLORE_BUDGET:-250}" --json "$T/FULL.log" \
+	"$T/base.img" -- "$CHECK" >"$T/full.json" || rc=$?
 jq -c '{states_total, checked, passed, failed, duplicates}' "$T/full.json" >&2
 jq -r '.failures[:3][] | "\(.id) \(.after) \(.kind): \(.output)"' "$T/full.json" >&2
 assert_eq "$rc" 0 "explore's status with synchronous = FULL"

@@ -18,7 +18,8 @@ else
 	lines=$(sort -u "$dir/$name")
 	if [ "$size" != 16384 ] || [ "$(printf '%s\n' "$lines" | wc -l)" != 1 ] ||
 		! [[ $lines =~ ^version\ [0-9]{7}$ ]]; then
-		echo "$name is not one whole version: $size bytes, first line '$(head -c 40 "$dir/$name" | head -n 1)'"
+		first=$(head -c 40 "$dir/$name" | head -n 1)
+		echo "$name is not one whole version: $size bytes, first line '$first'"
 		rc=1
 	else
 		echo "$name: $lines"

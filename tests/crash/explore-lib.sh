@@ -29,7 +29,8 @@ explore_record() {
 	local log=$1
 	shift
 	cp --sparse=always "$T/base.img" "$T/disk.img"
-	pd_start -i "$T/disk.img" -s "$(stat -c %s "$T/base.img")" --set cache.mode=writeback --set "cache.log=$log" "$@"
+	pd_start -i "$T/disk.img" -s "$(stat -c %s "$T/base.img")" --set cache.mode=writeback \
+		--set "cache.log=$log" "$@"
 	DEV=$(loop_attach "$MNT/disk")
 	mount -t ext4 -o noauto_da_alloc,commit=1 "$DEV" "$T/fs" || fail "mount failed"
 	track_mount "$T/fs"
