@@ -105,11 +105,12 @@ pd_stop
 bad() { expect_exit 2 "$PLUGDISK" explore "$@"; }
 bad
 bad "$T/honour.log" "$T/base.img"
-bad "$T/honour.log" "$T/base.img" -- 
+bad "$T/honour.log" "$T/base.img" --
 bad "$T/honour.log" "$T/base.img" true
 bad "$T/p1" "$T/base.img" -- true
 bad "$T/honour.log" "$T/missing.img" -- true
-bad "$T/honour.log" "$T/base.img" --budget 0 -- true
+bad --budget 0 "$T/honour.log" "$T/base.img" -- true
+bad --budget x "$T/honour.log" "$T/base.img" -- true
 bad -k 4 "$T/honour.log" "$T/base.img" -- true
 bad -j 0 "$T/honour.log" "$T/base.img" -- true
 bad --state 99999999 "$T/honour.log" "$T/base.img" -- true
