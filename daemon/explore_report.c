@@ -141,8 +141,9 @@ static void put_kind(FILE *f, const struct ws_state *s)
 		fprintf(f, "%" PRIu64 " pending writes but %u", s->n, s->ndrop);
 		break;
 	case WS_K_TORN:
-		fprintf(f, "the first %" PRIu64 " of %" PRIu64 " pending writes, the next torn (%s "
-			"%" PRIu64 " units kept)", s->j, s->n, s->tail ? "last" : "first", s->m);
+		fprintf(f, "pending write %" PRIu64 " of %" PRIu64 " torn (its %s %" PRIu64
+			" units kept), the ones before it kept, the rest lost", s->j + 1, s->n,
+			s->tail ? "last" : "first", s->m);
 		break;
 	}
 }
