@@ -66,7 +66,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
 
 .PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak \
-	powercut format static model
+	powercut format static model explore-demo
 
 all: $(B)/plugdisk $(UNIT_BINS)
 

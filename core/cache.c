@@ -394,8 +394,8 @@ static int cache_flush(struct cache *c, struct request *rq)
 	c->st.flushes++;
 	if (c->p.flush == CACHE_FLUSH_IGNORE) {
 		c->st.flushes_ignored++;
-		if (c->has_log) /* the host saw it complete: so does the log */
-			wlog_append(&c->wlog, WLOG_FLUSH, epoch, 0, 0, NULL);
+		if (c->has_log) /* the host saw it complete: so does the log, flagged */
+			wlog_append_flags(&c->wlog, WLOG_FLUSH, WLOG_F_IGNORED, epoch, 0, 0, NULL);
 		pthread_mutex_unlock(&c->lock);
 		return 0;
 	}
@@ -615,6 +615,26 @@ int cache_open_log(struct cache *c, const char *path, uint64_t disk_size)
 	c->has_log = true;
 	log_info("cache: logging writes and flushes to %s", path);
 	return 0;
+}
+
+int cache_mark(struct cache *c, const char *text)
+{
+	size_t len = strlen(text);
+	int ret = 0;
+
+	if (len > WLOG_MARK_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	if (!c->has_log)
+		ret = -ENOENT;
+	else if (c->wlog.error)
+		ret = c->wlog.error;
+	else
+		wlog_append(&c->wlog, WLOG_MARK, c->epoch, 0, len, text);
+	if (!ret && c->wlog.error)
+		ret = c->wlog.error;
+	pthread_mutex_unlock(&c->lock);
+	return ret;
 }
 
 int cache_start_thread(struct cache *c)

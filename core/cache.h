@@ -150,6 +150,11 @@ void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg);
  * replay`. Before any I/O. 0 or -errno (logged). */
 int cache_open_log(struct cache *c, const char *path, uint64_t disk_size);
 
+/* Record a mark (at most WLOG_MARK_MAX bytes of text) in the write log, after every write
+ * completed so far: `plugdisk explore` tells a checker which marks a state made durable.
+ * 0, -ENOENT without a log, -EINVAL for a long text, or the log's write error. */
+int cache_mark(struct cache *c, const char *text);
+
 /* Start the background destage thread (the daemon; unit tests call cache_tick). 0/-errno. */
 int cache_start_thread(struct cache *c);
 

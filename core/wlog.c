@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -55,15 +56,22 @@ int wlog_open(struct wlog *l, const char *path, uint64_t disk_size, uint32_t ato
 void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t offset,
 		 uint64_t len, const void *data)
 {
+	wlog_append_flags(l, type, 0, epoch, offset, len, data);
+}
+
+void wlog_append_flags(struct wlog *l, enum wlog_type type, uint32_t flags, uint64_t epoch,
+		       uint64_t offset, uint64_t len, const void *data)
+{
 	static const uint8_t zeros[8];
-	struct wlog_rec r = { .type = type, .epoch = epoch, .offset = offset, .len = len };
+	struct wlog_rec r = { .type = type, .reserved = flags, .epoch = epoch, .offset = offset,
+			      .len = len };
 	struct iovec iov[3] = { { &r, sizeof(r) } };
 	const char *call;
 	int cnt = 1, ret;
 
 	if (l->fd < 0 || l->error)
 		return;
-	if (type == WLOG_WRITE) {
+	if (type == WLOG_WRITE || type == WLOG_MARK) {
 		iov[cnt].iov_base = (void *)data;
 		iov[cnt++].iov_len = len;
 		if (len % 8) {
@@ -89,6 +97,7 @@ void wlog_close(struct wlog *l)
 
 int wlog_reader_open(struct wlog_reader *r, const char *path)
 {
+	struct stat st;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -104,6 +113,9 @@ int wlog_reader_open(struct wlog_reader *r, const char *path)
 		ret = -EPROTO;
 		goto err;
 	}
+	r->pos = sizeof(r->hdr);
+	if (fstat(fileno(r->f), &st) == 0)
+		r->size = (uint64_t)st.st_size;
 	return 0;
 err:
 	fclose(r->f);
@@ -117,25 +129,39 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 
 	if (fread(rec, sizeof(*rec), 1, r->f) != 1)
 		return 0;
-	if (rec->type < WLOG_WRITE || rec->type > WLOG_FLUSH_FAILED ||
-	    (rec->type == WLOG_FLUSH_FAILED && r->hdr.version < 2))
+	r->pos += sizeof(*rec);
+	if (rec->type < WLOG_WRITE || rec->type > WLOG_MARK ||
+	    (rec->type >= WLOG_FLUSH_FAILED && r->hdr.version < 2))
 		return -EINVAL;
-	if (rec->type != WLOG_WRITE)
+	if (rec->type == WLOG_MARK) {
+		if (rec->len > WLOG_MARK_MAX)
+			return -EINVAL;
+	} else if (rec->type != WLOG_WRITE) {
 		return 1;
-	if (!rec->len || rec->len > (1ull << 32) || rec->offset > r->hdr.disk_size ||
-	    rec->len > r->hdr.disk_size - rec->offset)
+	} else if (!rec->len || rec->len > (1ull << 32) || rec->offset > r->hdr.disk_size ||
+		   rec->len > r->hdr.disk_size - rec->offset) {
 		return -EINVAL;
+	}
 	padded = (rec->len + 7) & ~7ull;
-	if (padded > r->cap) {
-		uint8_t *nb = realloc(r->buf, padded);
+	r->data_pos = r->pos;
+	r->pos += padded;
+	if (r->skip_data && rec->type == WLOG_WRITE) {
+		/* The caller maps the data itself: a record past the end is torn. */
+		if (fseeko(r->f, (off_t)padded, SEEK_CUR))
+			return 0;
+		return r->pos <= r->size ? 1 : 0;
+	}
+	if (padded + 1 > r->cap) { /* + 1: a mark's text ends with a NUL */
+		uint8_t *nb = realloc(r->buf, padded + 1);
 
 		if (!nb)
 			return -ENOMEM;
 		r->buf = nb;
-		r->cap = padded;
+		r->cap = padded + 1;
 	}
 	if (fread(r->buf, 1, padded, r->f) != padded)
 		return 0; /* torn last record */
+	r->buf[rec->len] = 0;
 	return 1;
 }
 
@@ -143,6 +169,7 @@ int wlog_reader_rewind(struct wlog_reader *r)
 {
 	if (fseeko(r->f, (off_t)sizeof(r->hdr), SEEK_SET) < 0)
 		return -errno;
+	r->pos = sizeof(r->hdr);
 	return 0;
 }
 

@@ -418,3 +418,39 @@ void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 		   cache_flush_names[st.p.flush], cache_cut_names[st.p.powercut], st.p.atomic_write, st.dirty_bytes, st.epoch, st.durable_epoch,
 		   st.powercuts);
 }
+
+int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
+{
+	char text[WLOG_MARK_MAX + 1];
+	size_t len = 0;
+	int ret;
+
+	if (argc < 2) {
+		ctl_printf(out, "mark needs a text\n");
+		return -EINVAL;
+	}
+	if (!pd->cache_on || !pd->cfg.cache.log || !pd->cfg.cache.log[0]) {
+		ctl_printf(out, "marks need the write log: start with cache.log = PATH\n");
+		return -EINVAL;
+	}
+	/* The words as control_run split them, joined by one space. */
+	for (int i = 1; i < argc; i++) {
+		size_t n = strlen(argv[i]);
+
+		if (len + n + (i > 1) > WLOG_MARK_MAX) {
+			ctl_printf(out, "a mark is at most %u bytes\n", WLOG_MARK_MAX);
+			return -EINVAL;
+		}
+		if (i > 1)
+			text[len++] = ' ';
+		memcpy(text + len, argv[i], n);
+		len += n;
+	}
+	text[len] = '\0';
+	ret = cache_mark(&pd->cache, text);
+	if (ret) {
+		ctl_printf(out, "mark: the write log failed: %s\n", strerror(-ret));
+		return ret == -EINVAL || ret == -ENOENT ? -EINVAL : -EIO;
+	}
+	return 0;
+}

@@ -43,11 +43,15 @@ int pd_cache_freeze(struct pd *pd, struct ctl_out *out);
 /* The cache's part of thaw: destaging goes on. */
 void pd_cache_thaw(struct pd *pd);
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out);
+/* "mark TEXT": a mark in the write log, for `plugdisk explore`. */
+int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 
 #define PD_CACHE_POWERCUT_USAGE                                                                   \
 	"powercut [mode=drop|prefix|subset|tear] [seed=N]: cut the power now (returns when the "  \
 	"disk is down); powercut arm flush=N | write=N [after_flush=F] | random=N [seed=S] | "     \
 	"after_ms=N [mode=M]: cut on its own; powercut disarm"
+#define PD_CACHE_MARK_USAGE                                                                       \
+	"mark TEXT: record TEXT in the write log (cache.log) after the writes so far"
 #define PD_CACHE_POWERON_USAGE "poweron: power the disk back on after a cut"
 
 #endif

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 		"       plugdisk ctl MOUNTPOINT [COMMAND...]\n"
 		"       plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]\n"
 		"       plugdisk replay LOG [IMAGE] --list | --flush N | --crash N [...]\n"
+		"       plugdisk explore [OPTIONS] LOG BASE_IMAGE -- CHECKER [ARG...]\n"
 		"\n"
 		"Mount a virtual disk: MOUNTPOINT/disk is the disk, MOUNTPOINT/stats its queue.\n"
 		"\n"

@@ -132,6 +132,7 @@ static const struct ctl_cmd ctl_cmds[] = {
 	  fault_ctl_release },
 	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut },
 	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron },
+	{ "mark", PD_CACHE_MARK_USAGE, pd_cache_ctl_mark },
 	{ "help", "help: list the commands", ctl_help },
 };
 

@@ -133,4 +133,7 @@ int pd_stats_main(int argc, char **argv);
 /* `plugdisk replay` (daemon/replay.c). Returns an exit status. */
 int pd_replay_main(int argc, char **argv);
 
+/* `plugdisk explore` (daemon/explore.c). Returns an exit status. */
+int pd_explore_main(int argc, char **argv);
+
 #endif

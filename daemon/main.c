@@ -302,6 +302,8 @@ int main(int argc, char **argv)
 		return pd_stats_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return pd_replay_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "explore"))
+		return pd_explore_main(argc - 1, argv + 1);
 	argv[0] = (char *)"plugdisk";	/* getopt's messages start with it, not with a path */
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
