@@ -151,6 +151,35 @@ START_TEST(test_windows_and_counts)
 }
 END_TEST
 
+/* A failed flush makes nothing durable and ends no window: the flush after it is flush 1,
+ * and a cut before that flush may still lose the writes the failed one was to flush. */
+START_TEST(test_failed_flush_ends_no_window)
+{
+	struct ws_log l;
+	struct wlog w;
+	char err[256];
+
+	memset(blk[0], 'A', sizeof(blk[0]));
+	make_path();
+	ck_assert_int_eq(wlog_open(&w, path, 1 << 20, 4096), 0);
+	wlog_append(&w, WLOG_WRITE, 1, 0, 4096, blk[0]);
+	wlog_append(&w, WLOG_FLUSH_FAILED, 1, 0, 0, NULL);
+	wlog_append(&w, WLOG_WRITE, 2, 4096, 4096, blk[0]);
+	wlog_append(&w, WLOG_FLUSH, 2, 0, 0, NULL);
+	wlog_close(&w);
+	ck_assert_int_eq(ws_log_open(&l, path, 2, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.nops, 2);
+	ck_assert_uint_eq(l.nwin, 2); /* start, flush 1 */
+	ck_assert_uint_eq(l.win[0].durable, 0);
+	ck_assert_uint_eq(l.win[0].end, 2);
+	ck_assert_uint_eq(l.win[1].kind, WS_FLUSH);
+	ck_assert_uint_eq(l.win[1].flush_no, 1);
+	ck_assert_uint_eq(l.win[1].durable, 2);
+	ws_log_close(&l);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_states_decode_one_to_one)
 {
 	struct ws_log l;
@@ -374,6 +403,7 @@ int main(void)
 	tcase_add_test(tc, test_extmap_matches_a_byte_model);
 	tcase_add_test(tc, test_extmap_hash_sees_sources);
 	tcase_add_test(tc, test_windows_and_counts);
+	tcase_add_test(tc, test_failed_flush_ends_no_window);
 	tcase_add_test(tc, test_states_decode_one_to_one);
 	tcase_add_test(tc, test_state_contents_and_marks);
 	tcase_add_test(tc, test_discard_is_a_barrier_and_large_windows_drop_k);
