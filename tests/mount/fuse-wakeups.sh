@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # A request wakes one receive thread, not all: with four receive threads and a lone
-# synchronous reader (fio, iodepth 1), the daemon makes fewer than 3 read, poll and epoll
-# calls per request (one read that finds the request and at most one sleep; when every idle
-# thread woke for each request and all but one found EAGAIN, it was about 8). Counted with
-# strace, whose slowness changes no count. On io_uring the rings carry the requests and the
-# receive threads stay asleep.
+# synchronous reader (fio, iodepth 1), the daemon makes fewer than 4.5 read, poll and epoll
+# calls per request (one read that finds the request and one sleep, 2.1 on a quiet machine,
+# up to 3.3 on a busy one, where a thread that has just replied sometimes takes the next
+# request from the one woken for it; when every idle thread woke for each request and all but
+# one found EAGAIN, it was 7.4). Counted with strace, whose slowness changes no count. On
+# io_uring the rings carry the requests and the receive threads stay asleep.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_cmd fio strace
@@ -36,5 +37,5 @@ log "$ios reads, $calls read/poll/epoll calls by the daemon"
 assert_gt "$ios" 1000 "reads done under strace"
 per=$(awk -v c="$calls" -v n="$ios" 'BEGIN {printf "%.2f", c / n}')
 log "$per calls per request"
-awk -v p="$per" 'BEGIN {exit !(p < 3)}' || fail "$per read/poll/epoll calls per request, want under 3"
+awk -v p="$per" 'BEGIN {exit !(p < 4.5)}' || fail "$per read/poll/epoll calls per request, want under 4.5"
 pd_stop
