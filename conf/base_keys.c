@@ -102,7 +102,7 @@ static const struct conf_key ctrl_keys[] = {
 	CONF_KEY("controller.read_iops", CONF_U64, ctrl.read_iops, 0, 10000000, 0, 0,
 		 "read commands/s, 0 = unlimited"),
 	CONF_KEY("controller.write_iops", CONF_U64, ctrl.write_iops, 0, 10000000, 0, 0,
-		 "write commands/s, 0 = unlimited"),
+		 "write, flush and discard commands/s, 0 = unlimited"),
 	CONF_KEY("controller.burst_ms", CONF_U32, ctrl.burst_ms, 0, 10000, 0, 0,
 		 "each bucket holds rate x burst_ms of budget"),
 	CONF_KEY("controller.latency_us", CONF_U64, ctrl.latency_us, 0, MAX_LATENCY_US, 0, 0,

@@ -28,7 +28,8 @@ static const struct conf_key cache_keys[] = {
 	CONF_KEY("cache.seed", CONF_U64, cache.seed, 0, UINT64_MAX, 0, CONF_RESTART,
 		 "seed of the destage order and of power cuts, 0 = from the clock (logged)"),
 	CONF_KEY("cache.log", CONF_STRING, cache.log, 0, PATH_LEN, 0, CONF_RESTART,
-		 "write log for plugdisk replay: every completed write and flush; \"\" = none"),
+		 "write log for plugdisk replay: completed writes, flushes, discards and power "
+		 "cuts; \"\" = none"),
 };
 
 static void cache_defaults(struct pd_config *c)

@@ -609,7 +609,7 @@ static void doc_default(const struct pd_config *c, const struct conf_key *k, cha
 
 static void doc_man_key(FILE *f, const struct pd_config *c, const struct conf_key *k)
 {
-	char def[256], range[512];
+	char def[256], range[512], help[512];
 
 	doc_default(c, k, def, sizeof(def));
 	doc_range(k, range, sizeof(range));
@@ -617,8 +617,13 @@ static void doc_man_key(FILE *f, const struct pd_config *c, const struct conf_ke
 	man_text(f, def);
 	fputs(". Takes: ", f);
 	man_text(f, range);
-	fprintf(f, ". Reload: %s.\n", doc_reload(k));
-	man_text(f, k->help);
+	fprintf(f, ". Reload: %s.\n.br\n", doc_reload(k));
+	/* The help as a sentence: "Path of the backing image." */
+	snprintf(help, sizeof(help), "%s.", k->help);
+	/* (not a name such as "io_uring") */
+	if (strcspn(help, "_. ") == strcspn(help, " "))
+		help[0] = (char)toupper((unsigned char)help[0]);
+	man_text(f, help);
 	fputc('\n', f);
 }
 
