@@ -130,6 +130,11 @@ void conf_list_keys(void *FILE_stream);
  * as in conf/plugdisk.conf). 0, or -EINVAL for another format (--doc-keys). */
 int conf_doc_keys(const char *format, void *FILE_stream);
 
+/* How many keys a reload leaves for the next start (CONF_RESTART in their table) differ
+ * between @old and @new; their names, comma separated, in @buf (@len). */
+size_t conf_restart_changed(const struct pd_config *old, const struct pd_config *new,
+			    char *buf, size_t len);
+
 /* Print every key with its current value in libconfig syntax (for --dump-config / docs). */
 void conf_print(const struct pd_config *c, void *FILE_stream);
 

@@ -713,3 +713,50 @@ int conf_doc_keys(const char *format, void *FILE_stream)
 	conf_free(&c);
 	return 0;
 }
+
+/* --- what a reload leaves ----------------------------------------------------------------- */
+
+static bool key_differs(const struct pd_config *a, const struct pd_config *b,
+			const struct conf_key *k)
+{
+	const char *pa = (const char *)a + k->offset, *pb = (const char *)b + k->offset;
+
+	switch (k->type) {
+	case CONF_BOOL:
+		return *(const bool *)pa != *(const bool *)pb;
+	case CONF_STRING: {
+		const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
+
+		return strcmp(sa ? sa : "", sb ? sb : "");
+	}
+	case CONF_CUSTOM:
+		return false;	/* none is CONF_RESTART: their keys say how they reload */
+	case CONF_U32:
+	case CONF_U64:
+	case CONF_SIZE:
+	case CONF_ENUM:
+		break;
+	}
+	return conf_num_get(a, k) != conf_num_get(b, k);
+}
+
+size_t conf_restart_changed(const struct pd_config *old, const struct pd_config *new,
+			    char *buf, size_t len)
+{
+	size_t n = 0, used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for_each_key(conf_tables, t, k) {
+		int w;
+
+		if (!(k->flags & CONF_RESTART) || !key_differs(old, new, k))
+			continue;
+		n++;
+		if (used >= len)
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", k->name);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
