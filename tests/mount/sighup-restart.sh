@@ -42,9 +42,10 @@ conf b 3 5 12 700
 reload
 line=$(grep 'next start' "$T/daemon.log") || fail "no warning for the keys left to the next start"
 log "$line"
+want="disk.name, mount.threads, controller.workers, cache.seed"
 case $line in
-*"reload: disk.name, mount.threads, controller.workers, cache.seed: changed, takes effect"*) ;;
-*) fail "the warning does not name exactly disk.name, mount.threads, controller.workers, cache.seed" ;;
+*"reload: $want: changed, takes effect at the next start"*) ;;
+*) fail "the warning does not name exactly $want" ;;
 esac
 for k in disk.name mount.threads controller.workers cache.seed; do
 	"$PLUGDISK" --doc-keys=md | grep -q "^| \`$k\` | .* | at the next start | " ||
