@@ -655,23 +655,39 @@ static void doc_conf_key(FILE *f, const struct pd_config *c, const struct conf_k
 	fputs(";\n", f);
 }
 
+/* The conf format: as conf_print_of, top-level keys first, then each group once. */
+static void doc_conf(FILE *f, const struct pd_config *c)
+{
+	for_each_key(conf_tables, t, k)
+		if (!group_len(k))
+			doc_conf_key(f, c, k);
+	for_each_key(conf_tables, t, k) {
+		if (!group_len(k) || !group_first(conf_tables, k))
+			continue;
+		fprintf(f, "\n%.*s = {\n", (int)group_len(k), k->name);
+		for_each_key(conf_tables, t2, m)
+			if (same_group(m, k))
+				doc_conf_key(f, c, m);
+		fputs("};\n", f);
+	}
+}
+
 int conf_doc_keys(const char *format, void *FILE_stream)
 {
-	enum { MAN, MD, CONF } fmt;
+	bool man = !strcmp(format, "man");
 	FILE *f = FILE_stream;
 	struct pd_config c;
-	char sec[64], other[64], open_group[64] = "";
+	char sec[64], other[64];
 
-	if (!strcmp(format, "man"))
-		fmt = MAN;
-	else if (!strcmp(format, "md"))
-		fmt = MD;
-	else if (!strcmp(format, "conf"))
-		fmt = CONF;
-	else
+	if (!man && strcmp(format, "md") && strcmp(format, "conf"))
 		return -EINVAL;
 	conf_defaults(&c);
-	if (fmt == MD)
+	if (!strcmp(format, "conf")) {
+		doc_conf(f, &c);
+		conf_free(&c);
+		return 0;
+	}
+	if (!man)
 		fputs("| Key | Type | Default | Takes | Reload | Meaning |\n"
 		      "|---|---|---|---|---|---|\n", f);
 	/* Each section once, at its first key, with every key of it from every table. */
@@ -679,37 +695,20 @@ int conf_doc_keys(const char *format, void *FILE_stream)
 		key_section(*t, k, sec, sizeof(sec));
 		if (!section_first(k, sec))
 			continue;
-		if (fmt == MAN)
+		if (man)
 			fprintf(f, ".\\\" BEGIN GENERATED KEYS %s\n", sec);
 		for_each_key(conf_tables, t2, m) {
-			size_t g = group_len(m);
-
 			key_section(*t2, m, other, sizeof(other));
 			if (strcmp(sec, other))
 				continue;
-			if (fmt == MAN) {
+			if (man)
 				doc_man_key(f, &c, m);
-			} else if (fmt == MD) {
+			else
 				doc_md_key(f, &c, m);
-			} else {
-				/* a group's keys between "group = {" and "};" */
-				if (strlen(open_group) != g || strncmp(open_group, m->name, g)) {
-					if (open_group[0])
-						fputs("};\n", f);
-					fputc('\n', f);
-					snprintf(open_group, sizeof(open_group), "%.*s", (int)g,
-						 m->name);
-					if (g)
-						fprintf(f, "%s = {\n", open_group);
-				}
-				doc_conf_key(f, &c, m);
-			}
 		}
-		if (fmt == MAN)
+		if (man)
 			fputs(".\\\" END GENERATED KEYS\n", f);
 	}
-	if (fmt == CONF && open_group[0])
-		fputs("};\n", f);
 	conf_free(&c);
 	return 0;
 }

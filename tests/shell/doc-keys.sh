@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The key table is the one source of the key reference: man/plugdisk.conf.5 holds what
 # `plugdisk --doc-keys=man` prints (`make doc` regenerates it), and conf/plugdisk.conf holds
-# every key of the table, no other, each at its default, with "Fixed at start" in its
-# comment exactly when a reload leaves it for the next start.
+# every key of the table, no other, each at its default (in its line and in any "Default X"
+# of its comment), with "Fixed at start" in its comment exactly when a reload leaves it for
+# the next start. --doc-keys=conf is a config that loads.
 . "$(dirname "$0")/../lib.sh"
 [ -x "$PLUGDISK" ] || fail "daemon binary $PLUGDISK not built"
 
@@ -39,9 +40,10 @@ grep -q 'no GENERATED KEYS block for disk' "$T/err" || fail "unexpected message:
 [ "$(wc -l <"$T/table")" -eq "$("$PLUGDISK" --list-keys | wc -l)" ] ||
 	fail "--doc-keys=md and --list-keys do not list the same number of keys"
 
-# conf/plugdisk.conf: "name value fixed" for every "key = value;" line, commented or not, in
-# its group; the comment block above it (since the last blank line) says whether a reload
-# applies it. A value that spans lines (the faults list) is "-": an example, not compared.
+# conf/plugdisk.conf: "name value fixed said" for every "key = value;" line, commented or not,
+# in its group; the comment block above it (since the last blank line) says whether a reload
+# applies it, and may say "Default X" (said). A value that spans lines (the faults list) is
+# "-": an example, not compared.
 conf=$TOP/conf/plugdisk.conf
 awk '
 /^[a-z_]+ = \{/ { group = $1 "."; cmt = ""; next }
@@ -53,7 +55,12 @@ awk '
 		key = line; sub(/^# /, "", key); val = key
 		sub(/ = .*/, "", key); sub(/^[a-z_]+ = /, "", val)
 		if (val ~ /;$/) sub(/;$/, "", val); else val = "-"
-		print group key "\t" val "\t" (cmt ~ /Fixed at start/ ? "restart" : "live")
+		said = "-"
+		if (match(cmt, /Default:? [^ ;,]+/)) {
+			said = substr(cmt, RSTART, RLENGTH); sub(/^Default:? /, "", said)
+			sub(/\.$/, "", said)
+		}
+		print group key "\t" val "\t" (cmt ~ /Fixed at start/ ? "restart" : "live") "\t" said
 		next
 	}
 	if (line ~ /^#/) cmt = cmt " " line
@@ -70,6 +77,8 @@ unknown=$(comm -13 "$T/table.keys" "$T/conf.keys")
 
 bad=$(join -t "$(printf '\t')" "$T/table" "$T/conf" | awk -F'\t' '
 	$4 != "-" && $2 != $4 { print $1 ": default " $2 ", the file says " $4 }
+	{ d = $2; gsub(/"/, "", d); w = $6; gsub(/"/, "", w) }
+	w != "-" && w != "none" && w != d { print $1 ": default " $2 ", the comment says " $6 }
 	$3 != $5 { print $1 ": " ($3 == "restart" ? "a reload leaves it (say Fixed at start)" \
 						  : "a reload applies it (no Fixed at start)") }')
 [ -z "$bad" ] || fail "$conf disagrees with the key table:
@@ -85,3 +94,17 @@ chmod 600 "$T/plugdisk.conf"
 cmp -s "$T/dump-conf" "$T/dump-none" ||
 	fail "$conf changes settings: $(diff "$T/dump-none" "$T/dump-conf")"
 log "$conf loads and changes no setting"
+
+# --- the conf reference -----------------------------------------------------------------
+# --doc-keys=conf, every example line uncommented, is a config that loads and changes nothing.
+"$PLUGDISK" --doc-keys=conf | sed 's/^\([[:space:]]*\)# \([a-z_]* = .*;\)$/\1\2/' \
+	>"$T/doc.conf"
+chmod 600 "$T/doc.conf"
+[ "$(grep -c '^[[:space:]]*[a-z_]* = [^{]*;$' "$T/doc.conf")" -eq "$(wc -l <"$T/table")" ] ||
+	fail "--doc-keys=conf does not give every key one line"
+"$PLUGDISK" -c "$T/doc.conf" --dump-config >"$T/dump-doc" 2>"$T/err" ||
+	fail "--doc-keys=conf does not load: $(cat "$T/err")"
+cmp -s "$T/dump-doc" "$T/dump-none" || fail "--doc-keys=conf changes settings"
+"$PLUGDISK" --doc-keys=html >/dev/null 2>"$T/err" && fail "--doc-keys=html was accepted"
+grep -q 'must be man, conf or md' "$T/err" || fail "unexpected message: $(cat "$T/err")"
+log "--doc-keys=conf loads with every key at its default; another format is refused"
