@@ -355,8 +355,8 @@ END_TEST
 /* A reload names exactly the changed keys it leaves for the next start, in table order. */
 START_TEST(test_restart_changed_names_keys)
 {
-	char *sets[] = { "cache.seed=7", "disk.name=other", "controller.iops=100",
-			 "mount.io_uring=off", "cache.destage_rate=1M" };
+	char *sets[] = { S("cache.seed=7"), S("disk.name=other"), S("controller.iops=100"),
+			 S("mount.io_uring=off"), S("cache.destage_rate=1M") };
 	struct pd_config a, b;
 	char keys[256];
 
