@@ -117,7 +117,7 @@ static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
 
 /* Name the keys whose change a reload leaves for the next start (CONF_RESTART in the key
  * table, which plugdisk.conf(5) is made from): those the code below does not apply. */
-static void pd_reload_warn(struct pd *pd, const struct pd_config *nc)
+static void pd_reload_warn(const struct pd *pd, const struct pd_config *nc)
 {
 	struct pd_config old = pd->cfg, new = *nc; /* shallow copies, compared only */
 	char keys[1024];
