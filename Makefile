@@ -162,6 +162,13 @@ model: $(B)/tests/unit/test_model
 	$(B)/tests/unit/test_model --sequences $(SEQUENCES) $(if $(SEED),--seed $(SEED)) \
 		$(if $(CHECKS),--checks $(CHECKS))
 
+# The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
+# that the committed page holds what the binary prints).
+.PHONY: doc
+doc: $(B)/plugdisk
+	man/gen-keys.sh $(B)/plugdisk man/plugdisk.conf.5 >$(B)/plugdisk.conf.5.new
+	cat $(B)/plugdisk.conf.5.new >man/plugdisk.conf.5
+
 -include tests/bench/bench.mk
 -include tests/crash/crash.mk
 -include systemd/install.mk

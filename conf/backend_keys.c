@@ -9,11 +9,13 @@
 
 static const struct conf_key backend_keys[] = {
 	CONF_KEY("controller.connections", CONF_U32, backend.connections, 0,
-		 BACKEND_MAX_CONNECTIONS, 0, 0,
+		 BACKEND_MAX_CONNECTIONS, 0, CONF_RESTART,
 		 "NBD connections (multi-conn servers only), 0 = two per CPU, at most 4"),
-	CONF_KEY("backend.timeout_ms", CONF_U32, backend.timeout_ms, 100, 3600000, 0, 0,
+	CONF_KEY("backend.timeout_ms", CONF_U32, backend.timeout_ms, 100, 3600000, 0,
+		 CONF_RESTART,
 		 "NBD: a connection with no reply for this long is dropped; its I/O fails with EIO"),
-	CONF_KEY("backend.structured_replies", CONF_BOOL, backend.structured_replies, 0, 1, 0, 0,
+	CONF_KEY("backend.structured_replies", CONF_BOOL, backend.structured_replies, 0, 1, 0,
+		 CONF_RESTART,
 		 "NBD: ask for structured replies (holes need not cross the wire as zeroes)"),
 };
 
@@ -36,5 +38,6 @@ static int backend_validate(struct conf_load *ld, const struct pd_config *c)
 	return 0;
 }
 
+/* controller.connections too: plugdisk.conf(5) documents every NBD key in one place. */
 const struct conf_table conf_backend_table =
-	CONF_TABLE(backend_keys, backend_defaults, backend_validate);
+	CONF_TABLE_SECTION(backend_keys, backend_defaults, backend_validate, "backend");

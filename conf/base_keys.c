@@ -12,13 +12,13 @@
 #define MAX_LATENCY_US 3600000000ull	/* one hour */
 
 static const struct conf_key disk_keys[] = {
-	CONF_KEY("disk.image", CONF_STRING, disk_image, 1, PATH_LEN, 0, 0,
+	CONF_KEY("disk.image", CONF_STRING, disk_image, 1, PATH_LEN, 0, CONF_RESTART,
 		 "path of the backing image; created sparse if missing"),
-	CONF_KEY("disk.size", CONF_SIZE, disk_size, 512, 1ull << 60, 512, 0,
+	CONF_KEY("disk.size", CONF_SIZE, disk_size, 512, 1ull << 60, 512, CONF_RESTART,
 		 "bytes (\"1G\", \"1.5GiB\", \"1P\"), multiple of 512"),
-	CONF_KEY("disk.name", CONF_STRING, disk_name, 1, 64, 0, CONF_NAME_CHARS,
+	CONF_KEY("disk.name", CONF_STRING, disk_name, 1, 64, 0, CONF_NAME_CHARS | CONF_RESTART,
 		 "name shown in stats and logs: [A-Za-z0-9._-]"),
-	CONF_KEY("disk.read_only", CONF_BOOL, disk_read_only, 0, 1, 0, 0,
+	CONF_KEY("disk.read_only", CONF_BOOL, disk_read_only, 0, 1, 0, CONF_RESTART,
 		 "writes fail with EROFS; a file image is opened read-only and must exist"),
 };
 
@@ -32,16 +32,18 @@ static void disk_defaults(struct pd_config *c)
 const struct conf_table conf_disk_table = CONF_TABLE(disk_keys, disk_defaults, NULL);
 
 static const struct conf_key mount_keys[] = {
-	CONF_KEY("mount.point", CONF_STRING, mount_point, 0, PATH_LEN, 0, 0,
+	CONF_KEY("mount.point", CONF_STRING, mount_point, 0, PATH_LEN, 0, CONF_RESTART,
 		 "mountpoint; \"\" = given on the command line"),
-	CONF_KEY("mount.options", CONF_STRING, mount_options, 0, PATH_LEN, 0, 0,
+	CONF_KEY("mount.options", CONF_STRING, mount_options, 0, PATH_LEN, 0, CONF_RESTART,
 		 "extra FUSE -o options, comma separated"),
-	CONF_KEY("mount.allow_other", CONF_BOOL, mount_allow_other, 0, 1, 0, 0,
+	CONF_KEY("mount.allow_other", CONF_BOOL, mount_allow_other, 0, 1, 0, CONF_RESTART,
 		 "let other users access the mount (with default_permissions)"),
-	CONF_KEY("mount.threads", CONF_U32, mount_threads, 1, CONF_MAX_THREADS, 0, 0,
+	CONF_KEY("mount.threads", CONF_U32, mount_threads, 1, CONF_MAX_THREADS, 0,
+		 CONF_RESTART,
 		 "threads that receive FUSE requests"),
 	CONF_KEY("mount.read_ahead_kb", CONF_U32, mount_read_ahead_kb, 0, 65536, 0, 0,
-		 "readahead of buffered reads of disk, KiB; 0 = the kernel's default"),
+		 "readahead of buffered reads of disk, KiB; 0 = the kernel's default (a reload "
+		 "applies a new non-zero value to files opened after it)"),
 };
 
 static void mount_defaults(struct pd_config *c)
@@ -87,7 +89,7 @@ const struct conf_table conf_queue_table = CONF_TABLE(queue_keys, queue_defaults
 static const struct conf_key ctrl_keys[] = {
 	CONF_KEY("controller.queue_depth", CONF_U32, ctrl.queue_depth, 1, 4096, 0, 0,
 		 "command slots (commands in flight)"),
-	CONF_KEY("controller.workers", CONF_U32, ctrl.workers, 1, 256, 0, 0,
+	CONF_KEY("controller.workers", CONF_U32, ctrl.workers, 1, 256, 0, CONF_RESTART,
 		 "backend I/O threads"),
 	CONF_KEY("controller.bandwidth", CONF_SIZE, ctrl.bandwidth, 512, TiB, 0, CONF_ZERO_OK | CONF_PER_SEC,
 		 "bytes/s for reads and writes together, 0 = unlimited"),
@@ -100,7 +102,7 @@ static const struct conf_key ctrl_keys[] = {
 	CONF_KEY("controller.read_iops", CONF_U64, ctrl.read_iops, 0, 10000000, 0, 0,
 		 "read commands/s, 0 = unlimited"),
 	CONF_KEY("controller.write_iops", CONF_U64, ctrl.write_iops, 0, 10000000, 0, 0,
-		 "write commands/s, 0 = unlimited"),
+		 "write, flush and discard commands/s, 0 = unlimited"),
 	CONF_KEY("controller.burst_ms", CONF_U32, ctrl.burst_ms, 0, 10000, 0, 0,
 		 "each bucket holds rate x burst_ms of budget"),
 	CONF_KEY("controller.latency_us", CONF_U64, ctrl.latency_us, 0, MAX_LATENCY_US, 0, 0,

@@ -11,9 +11,9 @@
 #define PATH_LEN 4095	/* PATH_MAX - 1 */
 
 static const struct conf_key cache_keys[] = {
-	CONF_ENUM_KEY("cache.mode", cache.mode, cache_mode_names,
-		      "none: write-through; writeback: a volatile write cache that a power cut drops"),
-	CONF_KEY("cache.size", CONF_SIZE, cache.size, 16 * MiB, 64 * GiB, 512, 0,
+	CONF_ENUM_KEY_FLAGS("cache.mode", cache.mode, cache_mode_names, CONF_RESTART,
+			    "none: write-through; writeback: a volatile write cache that a power cut drops"),
+	CONF_KEY("cache.size", CONF_SIZE, cache.size, 16 * MiB, 64 * GiB, 512, CONF_RESTART,
 		 "bytes of unflushed writes the cache holds before writers wait"),
 	CONF_KEY("cache.destage_delay_ms", CONF_U32, cache.destage_delay_ms, 0, 3600000, 0, 0,
 		 "least time a write stays in the cache before the background destages it"),
@@ -25,10 +25,11 @@ static const struct conf_key cache_keys[] = {
 		 "bytes a write is all-or-nothing in at a power cut: 512, 1024 .. 16384"),
 	CONF_ENUM_KEY("cache.powercut", cache.powercut, cache_cut_names,
 		      "what a power cut keeps: drop, prefix, subset or tear"),
-	CONF_KEY("cache.seed", CONF_U64, cache.seed, 0, UINT64_MAX, 0, 0,
+	CONF_KEY("cache.seed", CONF_U64, cache.seed, 0, UINT64_MAX, 0, CONF_RESTART,
 		 "seed of the destage order and of power cuts, 0 = from the clock (logged)"),
-	CONF_KEY("cache.log", CONF_STRING, cache.log, 0, PATH_LEN, 0, 0,
-		 "write log for plugdisk replay: every completed write and flush; \"\" = none"),
+	CONF_KEY("cache.log", CONF_STRING, cache.log, 0, PATH_LEN, 0, CONF_RESTART,
+		 "write log for plugdisk replay: completed writes, flushes, discards and power "
+		 "cuts; \"\" = none"),
 };
 
 static void cache_defaults(struct pd_config *c)

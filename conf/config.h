@@ -22,7 +22,10 @@
  *      wins. Rules across keys go in the table's validate hook (conf_reject,
  *      conf_check_not_above). A group may be spread over several tables.
  *   3. One line in conf/tables.c: `&conf_cache_table,` (and its extern).
- *   4. The key's documentation in conf/plugdisk.conf and README.md's key table.
+ *   4. Its help line, range and CONF_RESTART (a reload does not apply it) are its reference:
+      `make doc` copies them into man/plugdisk.conf.5 (tests/shell/doc-keys.sh checks it).
+      Add the key, at its default, to conf/plugdisk.conf with the why and the how; the
+      same test checks that it is there.
  * Messages then name the file and line or the option, and the key, with no more code; a
  * wrong value exits with status 2. config.c itself does not change. */
 #ifndef PLUGDISK_CONFIG_H
@@ -120,6 +123,17 @@ int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen)
 /* Print every key, one a line: "NAME TYPE [WORD...]", TYPE one of bool, integer, size,
  * string, enum, with the words a bool or an enum takes (--list-keys, shell completion). */
 void conf_list_keys(void *FILE_stream);
+
+/* Print the key reference, every key with its type, default, range or words, whether a
+ * reload applies it, and its help, in @format: "man" (the GENERATED KEYS blocks of
+ * plugdisk.conf(5), one per section), "md" (a Markdown table) or "conf" (libconfig lines
+ * as in conf/plugdisk.conf). 0, or -EINVAL for another format (--doc-keys). */
+int conf_doc_keys(const char *format, void *FILE_stream);
+
+/* How many keys a reload leaves for the next start (CONF_RESTART in their table) differ
+ * between @old and @new; their names, comma separated, in @buf (@len). */
+size_t conf_restart_changed(const struct pd_config *old, const struct pd_config *new,
+			    char *buf, size_t len);
 
 /* Print every key with its current value in libconfig syntax (for --dump-config / docs). */
 void conf_print(const struct pd_config *c, void *FILE_stream);

@@ -33,6 +33,9 @@ enum {
 	 * conf_preset(), so that whatever the user sets wins over it. */
 	CONF_FIRST = 1 << 2,
 	CONF_PER_SEC = 1 << 3,		/* sizes: a rate, "100MB/s" as well as "100MB" */
+	/* A reload (SIGHUP) leaves the key as it was: a change takes effect at the next start.
+	 * Documentation only (--doc-keys); daemon/main.c decides, and says so in its log. */
+	CONF_RESTART = 1 << 4,
 };
 
 struct conf_key;
@@ -78,8 +81,10 @@ struct conf_key {
 	size_t width;		/* sizeof that field: 4 or 8 for numbers */
 	uint64_t min, max;	/* numbers: the value; strings: the length */
 	uint64_t align;		/* numbers: must be a multiple of this (0 = any) */
-	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS, CONF_FIRST, CONF_PER_SEC */
-	const char *help;	/* one line, meaning and unit, printed by --dump-config */
+	unsigned flags;		/* CONF_ZERO_OK, CONF_NAME_CHARS, CONF_FIRST, CONF_PER_SEC,
+				 * CONF_RESTART */
+	const char *help;	/* one line, meaning and unit, printed by --dump-config and
+				 * --doc-keys (plugdisk.conf(5)) */
 	const char *const *names;		/* CONF_ENUM: the words, NULL-terminated */
 	const struct conf_custom *custom;	/* CONF_CUSTOM only */
 };
@@ -90,10 +95,13 @@ struct conf_key {
 	  .width = sizeof(((struct pd_config *)0)->fld), .min = (mn), .max = (mx),            \
 	  .align = (al), .flags = (fl), .help = (hlp) }
 
-/* One of the words @nms (a NULL-terminated array), kept as its index in uint32_t @fld. */
-#define CONF_ENUM_KEY(nm, fld, nms, hlp)                                                      \
+/* One of the words @nms (a NULL-terminated array), kept as its index in uint32_t @fld;
+ * @fl: CONF_RESTART or 0. */
+#define CONF_ENUM_KEY_FLAGS(nm, fld, nms, fl, hlp)                                            \
 	{ .name = (nm), .type = CONF_ENUM, .offset = offsetof(struct pd_config, fld),          \
-	  .width = sizeof(((struct pd_config *)0)->fld), .help = (hlp), .names = (nms) }
+	  .width = sizeof(((struct pd_config *)0)->fld), .flags = (fl), .help = (hlp),         \
+	  .names = (nms) }
+#define CONF_ENUM_KEY(nm, fld, nms, hlp) CONF_ENUM_KEY_FLAGS(nm, fld, nms, 0, hlp)
 
 /* A key parsed by @cust (a struct conf_custom) into member @fld; @fl: CONF_FIRST or 0. */
 #define CONF_CUSTOM_KEY(nm, fld, cust, fl, hlp)                                               \
@@ -111,11 +119,19 @@ struct conf_table {
 	/* Optional: rules across keys, run once the file and every option are applied.
 	 * 0, or what conf_reject() or conf_check_not_above() returned. */
 	int (*validate)(struct conf_load *ld, const struct pd_config *c);
+	/* Optional: the section of plugdisk.conf(5) that documents these keys ("backend"),
+	 * when it is not their group's. */
+	const char *section;
 };
 
 #define CONF_TABLE(keys_, defaults_, validate_)                                               \
 	{ .keys = (keys_), .nkeys = sizeof(keys_) / sizeof((keys_)[0]),                         \
 	  .defaults = (defaults_), .validate = (validate_) }
+
+/* A table documented in section @sec of plugdisk.conf(5). */
+#define CONF_TABLE_SECTION(keys_, defaults_, validate_, sec_)                                 \
+	{ .keys = (keys_), .nkeys = sizeof(keys_) / sizeof((keys_)[0]),                         \
+	  .defaults = (defaults_), .validate = (validate_), .section = (sec_) }
 
 /* Every table, in the order --dump-config prints their groups; NULL-terminated (tables.c). */
 extern const struct conf_table *const conf_tables[];

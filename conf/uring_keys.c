@@ -10,9 +10,10 @@ static const char *const io_uring_modes[] = {
 };
 
 static const struct conf_key uring_keys[] = {
-	CONF_ENUM_KEY("mount.io_uring", io_uring.mode, io_uring_modes,
-		      "FUSE over io_uring: auto (when the kernel offers it), on (or fail), off"),
-	CONF_KEY("mount.io_uring_depth", CONF_U32, io_uring.depth, 1, 128, 0, 0,
+	CONF_ENUM_KEY_FLAGS("mount.io_uring", io_uring.mode, io_uring_modes, CONF_RESTART,
+			    "FUSE over io_uring: auto (when the kernel offers it), on (or fail), off"),
+	CONF_KEY("mount.io_uring_depth", CONF_U32, io_uring.depth, 1, 128, 0,
+		 CONF_RESTART,
 		 "io_uring entries per queue (one queue per CPU), each with 1 MiB of buffer"),
 };
 

@@ -199,8 +199,8 @@ int cache_freeze(struct cache *c);
 /* End a freeze: background destaging goes on. */
 void cache_thaw(struct cache *c);
 
-/* Apply new parameters live: flush, destage delay and rate, atomic unit, cut mode. mode and
- * size stay as started. */
+/* Apply new parameters live: flush, destage delay and rate, atomic unit, cut mode. mode,
+ * size and seed stay as started (CONF_RESTART in conf/cache_keys.c, as the log's path). */
 void cache_reconfigure(struct cache *c, const struct cache_params *p);
 
 /* Zero the counters (destaged, flushes, power cuts, the last cut's figures); the state

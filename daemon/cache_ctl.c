@@ -63,20 +63,20 @@ int pd_cache_stop(struct pd *pd)
 
 void pd_cache_reload(struct pd *pd, const struct pd_config *nc)
 {
-	if (nc->cache.mode != pd->cfg.cache.mode || nc->cache.size != pd->cfg.cache.size ||
-	    strcmp(nc->cache.log, pd->cfg.cache.log))
-		log_warn("reload: cache.mode, cache.size and cache.log changes take effect at the "
-			 "next start");
+	/* The keys a reload leaves (their warning is the caller's): cache_init drew from the
+	 * seed once, and mode, size and log shaped the cache it built. */
 	if (pd->cache_on)
 		cache_reconfigure(&pd->cache, &nc->cache);
 	{
 		uint32_t mode = pd->cfg.cache.mode;
 		uint64_t size = pd->cfg.cache.size;
+		uint64_t seed = pd->cfg.cache.seed;
 		char *log = pd->cfg.cache.log; /* nc's copy is freed with nc */
 
 		pd->cfg.cache = nc->cache;
 		pd->cfg.cache.mode = mode;
 		pd->cfg.cache.size = size;
+		pd->cfg.cache.seed = seed;
 		pd->cfg.cache.log = log;
 	}
 }

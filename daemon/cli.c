@@ -53,6 +53,7 @@ static void usage(FILE *f)
 enum {
 	OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE,
 	OPT_LIST_KEYS,
+	OPT_DOC_KEYS,
 };
 
 /* --log-level's words, in enum log_level's order, and their other spellings. */
@@ -125,6 +126,8 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
 		{ "list-keys", no_argument, NULL, OPT_LIST_KEYS },
+		/* hidden: the key reference, for `make doc` (man/plugdisk.conf.5) */
+		{ "doc-keys", required_argument, NULL, OPT_DOC_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -195,6 +198,13 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 			return EXIT_OK;
 		case OPT_LIST_KEYS:
 			conf_list_keys(stdout);
+			return EXIT_OK;
+		case OPT_DOC_KEYS:
+			if (conf_doc_keys(optarg, stdout)) {
+				fprintf(stderr, "plugdisk: --doc-keys %s: must be man, conf or md\n",
+					optarg);
+				return EXIT_USAGE;
+			}
 			return EXIT_OK;
 		case 'h':
 			usage(stdout);

@@ -74,11 +74,6 @@ static void notify_status(struct pd *pd, const char *prefix)
 
 /* ---- reload ---- */
 
-static bool str_differs(const char *a, const char *b)
-{
-	return strcmp(a ? a : "", b ? b : "");
-}
-
 static bool faults_differ(const struct conf_faults *a, const struct conf_faults *b)
 {
 	if (a->n != b->n)
@@ -120,6 +115,24 @@ static void pd_cap_request_size(struct pd *pd, struct queue_params *qp)
 	qp->max_request_size = max;
 }
 
+/* Name the keys whose change a reload leaves for the next start (CONF_RESTART in the key
+ * table, which plugdisk.conf(5) is made from): those the code below does not apply. */
+static void pd_reload_warn(const struct pd *pd, const struct pd_config *nc)
+{
+	struct pd_config old = pd->cfg, new = *nc; /* shallow copies, compared only */
+	char keys[1024];
+
+	/* An image keeps its own size unless disk.size is given */
+	old.disk_size = pd->be.size;
+	if (!nc->disk_size_given)
+		new.disk_size = pd->be.size;
+	if (conf_restart_changed(&old, &new, keys, sizeof(keys)))
+		log_warn("reload: %s: changed, takes effect at the next start", keys);
+	if (nc->mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && !nc->mount_read_ahead_kb)
+		log_warn("reload: mount.read_ahead_kb: back to the kernel's default at the next "
+			 "start");
+}
+
 static void pd_reload(struct pd *pd)
 {
 	struct pd_config nc;
@@ -133,25 +146,7 @@ static void pd_reload(struct pd *pd)
 		notify_status(pd, "READY=1\n");
 		return;
 	}
-	if (str_differs(nc.disk_image, pd->cfg.disk_image) ||
-	    (nc.disk_size_given && nc.disk_size != pd->be.size) ||
-	    str_differs(nc.disk_name, pd->cfg.disk_name) ||
-	    nc.disk_read_only != pd->cfg.disk_read_only ||
-	    str_differs(nc.mount_point, pd->cfg.mount_point) ||
-	    str_differs(nc.mount_options, pd->cfg.mount_options) ||
-	    nc.mount_allow_other != pd->cfg.mount_allow_other ||
-	    nc.mount_threads != pd->cfg.mount_threads ||
-	    (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && !nc.mount_read_ahead_kb) ||
-	    nc.io_uring.mode != pd->cfg.io_uring.mode ||
-	    nc.io_uring.depth != pd->cfg.io_uring.depth)
-		log_warn("reload: disk.* and mount.* changes take effect at the next start");
-	if (nc.ctrl.workers != pd->cfg.ctrl.workers)
-		log_warn("reload: controller.workers changes take effect at the next start");
-	if (nc.backend.connections != pd->cfg.backend.connections ||
-	    nc.backend.timeout_ms != pd->cfg.backend.timeout_ms ||
-	    nc.backend.structured_replies != pd->cfg.backend.structured_replies)
-		log_warn("reload: controller.connections and backend.* changes take effect at the "
-			 "next start");
+	pd_reload_warn(pd, &nc);
 	/* A new readahead applies to files opened from now on: the kernel copies it into each
 	 * open file. (Back to the kernel's default only at a restart.) */
 	if (nc.mount_read_ahead_kb != pd->cfg.mount_read_ahead_kb && nc.mount_read_ahead_kb &&

@@ -1,49 +1,81 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Every name in MOUNTPOINT/stats is documented in the stats table (README.md once it holds the
-# table, else doc/stats.md), every documented name is present (patterns such as
-# `{read,write}_bios` expanded), no name repeats, and every line is a comment, a blank line or
-# `name value` with an integer value (a word for stop_reason and fuse_transport).
+# Every name in MOUNTPOINT/stats is documented in doc/stats.md, every documented name is
+# present (patterns such as `{read,write}_bios` expanded, `N` in `nbd_connN_state` standing for
+# a connection's number), no name repeats, and every line is a comment, a blank line or
+# `name value` with an integer value (a word for stop_reason and fuse_transport). Run for a
+# daemon on a file image (the main table) and on an nbdkit memory export (the main table and
+# the NBD backend's).
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nbd-lib.sh"
 require_fuse
+require_nbd
 
-doc=$TOP/README.md
-grep -q '^| `plugged` |' "$doc" 2>/dev/null || doc=$TOP/doc/stats.md
-grep -q '^| `plugged` |' "$doc" 2>/dev/null || fail "no stats table in README.md or doc/stats.md"
-log "documentation: $doc"
+doc=$TOP/doc/stats.md
 
-# The table is the block of consecutive '|' lines that holds the `plugged` row; its first
-# column is the name or a brace pattern, in backticks.
-awk '/^\|/ { blk = blk $0 "\n"; if ($0 ~ /^\| `plugged` \|/) hit = 1; next }
-	hit { printf "%s", blk; done = 1; exit }
-	{ blk = "" }
-	END { if (hit && !done) printf "%s", blk }' "$doc" |
-	sed -n 's/^| `\([^`]*\)` |.*/\1/p' >"$T/patterns"
-: >"$T/documented"
-while read -r pat; do
-	[[ $pat =~ ^[a-z0-9_{},]+$ ]] || fail "odd name pattern in the table: '$pat'"
-	eval "printf '%s\n' $pat" >>"$T/documented"
-done <"$T/patterns"
-sort -u "$T/documented" -o "$T/documented"
-n_doc=$(wc -l <"$T/documented")
+# table ROW-NAME OUT: the names of the table of $doc holding the row `ROW-NAME`, one a line,
+# braces expanded. A table is a block of consecutive '|' lines; its first column is the name
+# or a brace pattern, in backticks.
+table() {
+	awk -v row="| \`$1\` |" '/^\|/ { blk = blk $0 "\n"; if (index($0, row) == 1) hit = 1; next }
+		hit { printf "%s", blk; done = 1; exit }
+		{ blk = "" }
+		END { if (hit && !done) printf "%s", blk }' "$doc" |
+		sed -n 's/^| `\([^`]*\)` |.*/\1/p' >"$T/patterns"
+	: >"$2"
+	while read -r pat; do
+		[[ $pat =~ ^[a-z0-9_{},N]+$ ]] || fail "odd name pattern in the table: '$pat'"
+		eval "printf '%s\n' $pat" >>"$2"
+	done <"$T/patterns"
+	sort -u "$2" -o "$2"
+	[ -s "$2" ] || fail "no table with a \`$1\` row in $doc"
+}
+
+table plugged "$T/main"
+n_doc=$(wc -l <"$T/main")
 [ "$n_doc" -ge 50 ] || fail "only $n_doc documented names parsed from $doc"
+table nbd_connections "$T/nbd"
+n_nbd=$(wc -l <"$T/nbd")
+[ "$n_nbd" -ge 15 ] || fail "only $n_nbd NBD names parsed from $doc"
+grep -q '^nbd_' "$T/main" && fail "NBD names in the main table of $doc"
+grep -qv '^nbd_' "$T/nbd" && fail "names other than nbd_* in the NBD table of $doc"
+log "documentation: $doc, $n_doc names, $n_nbd of the NBD backend"
+
+# check WHAT DOCUMENTED: the stats of the running daemon against the names in DOCUMENTED.
+check() {
+	local what=$1 documented=$2 bad dup undocumented missing
+	stats_save "$T/stats"
+	bad=$(awk '/^#/ || NF == 0 { next }
+		NF != 2 { print; next }
+		$1 == "stop_reason" { if ($2 !~ /^[a-z]+$/) print; next }
+		$1 == "fuse_transport" { if ($2 !~ /^(classic|io_uring)$/) print; next }
+		$2 !~ /^-?[0-9]+$/ { print }' "$T/stats")
+	[ -z "$bad" ] || fail "$what: malformed stats lines: $bad"
+	awk '!/^#/ && NF { print $1 }' "$T/stats" >"$T/names"
+	dup=$(sort "$T/names" | uniq -d)
+	[ -z "$dup" ] || fail "$what: names shown twice: $dup"
+	sort -u "$T/names" -o "$T/present"
+	# A documented name with N matches the names with a number there; it must match one.
+	undocumented=$(awk 'NR == FNR { if ($1 ~ /N/) { re = $1; gsub(/N/, "[0-9]+", re)
+				pat["^" re "$"] = 1 } else doc[$1] = 1; next }
+		{ ok = $1 in doc; for (p in pat) if ($1 ~ p) ok = 1; if (!ok) print $1 }' \
+		"$documented" "$T/present")
+	missing=$(awk 'NR == FNR { have[$1] = 1; all = all " " $1; next }
+		/N/ { re = $1; gsub(/N/, "[0-9]+", re); if (all !~ (" " re "( |$)")) print; next }
+		!($1 in have) { print }' "$T/present" "$documented")
+	[ -z "$undocumented" ] || fail "$what: in stats but not in $doc: $(echo $undocumented)"
+	[ -z "$missing" ] || fail "$what: in $doc but not in stats: $(echo $missing)"
+	log "$what: $(wc -l <"$T/present") names, all documented"
+}
 
 pd_start
-stats_save "$T/stats"
-bad=$(awk '/^#/ || NF == 0 { next }
-	NF != 2 { print; next }
-	$1 == "stop_reason" { if ($2 !~ /^[a-z]+$/) print; next }
-	$1 == "fuse_transport" { if ($2 !~ /^(classic|io_uring)$/) print; next }
-	$2 !~ /^-?[0-9]+$/ { print }' "$T/stats")
-[ -z "$bad" ] || fail "malformed stats lines: $bad"
-awk '!/^#/ && NF { print $1 }' "$T/stats" >"$T/names"
-dup=$(sort "$T/names" | uniq -d)
-[ -z "$dup" ] || fail "names shown twice: $dup"
-sort -u "$T/names" -o "$T/present"
+check "file image" "$T/main"
+pd_stop
 
-undocumented=$(comm -23 "$T/present" "$T/documented")
-missing=$(comm -13 "$T/present" "$T/documented")
-[ -z "$undocumented" ] || fail "in stats but not documented in $doc: $(echo $undocumented)"
-[ -z "$missing" ] || fail "documented in $doc but not in stats: $(echo $missing)"
-log "$(wc -l <"$T/present") names, all documented"
+# The NBD backend's names come on top of the others.
+nbdkit_start unix memory 64M
+pd_start -i "$NBD_URI"
+sort -u "$T/main" "$T/nbd" -o "$T/all"
+check "nbdkit memory export" "$T/all"
+grep -q '^nbd_conn0_state ' "$T/stats" || fail "no nbd_conn0_state line to match nbd_connN_state"
 pd_stop

@@ -352,6 +352,27 @@ START_TEST(test_cache_keys)
 }
 END_TEST
 
+/* A reload names exactly the changed keys it leaves for the next start, in table order. */
+START_TEST(test_restart_changed_names_keys)
+{
+	char *sets[] = { S("cache.seed=7"), S("disk.name=other"), S("controller.iops=100"),
+			 S("mount.io_uring=off"), S("cache.destage_rate=1M") };
+	struct pd_config a, b;
+	char keys[256];
+
+	ck_assert_int_eq(conf_load(NULL, NULL, 0, &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(conf_load(NULL, sets, 5, &b, err, sizeof(err)), 0);
+	ck_assert_uint_eq(conf_restart_changed(&a, &a, keys, sizeof(keys)), 0);
+	ck_assert_str_eq(keys, "");
+	ck_assert_uint_eq(conf_restart_changed(&a, &b, keys, sizeof(keys)), 3);
+	ck_assert_str_eq(keys, "disk.name, mount.io_uring, cache.seed");
+	/* A short buffer still counts them all. */
+	ck_assert_uint_eq(conf_restart_changed(&a, &b, keys, 5), 3);
+	conf_free(&a);
+	conf_free(&b);
+}
+END_TEST
+
 START_TEST(test_wrong_type)
 {
 	expect_file_error("queue = {\n nomerges = \"2\"; };\n",
@@ -770,6 +791,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_error_leaves_out_untouched);
 	tcase_add_test(tc, test_print_round_trip);
 	tcase_add_test(tc, test_cache_keys);
+	tcase_add_test(tc, test_restart_changed_names_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }
