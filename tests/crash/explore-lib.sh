@@ -6,14 +6,21 @@
 # explore_ext4_base SIZE: an ext4 image $T/base.img of SIZE with a file "target" holding
 # version 0; every inode table and the journal initialised now, so that the recording holds
 # the workload's writes only.
-explore_ext4_base() {
+explore_ext4_base() { explore_fs_base ext4 "$1"; }
+
+# explore_fs_base FS SIZE: the same for FS, ext4 or xfs; sets EXPLORE_FS.
+explore_fs_base() {
 	local dev
-	truncate -s "$1" "$T/base.img"
-	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$T/base.img" ||
-		fail "mkfs.ext4 failed"
+	EXPLORE_FS=$1
+	truncate -s "$2" "$T/base.img"
+	case $1 in
+	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$T/base.img" ;;
+	xfs) mkfs.xfs -q -f "$T/base.img" ;;
+	*) fail "explore_fs_base: no filesystem '$1'" ;;
+	esac || fail "mkfs.$1 failed"
 	mkdir -p "$T/fs"
 	dev=$(loop_attach "$T/base.img")
-	mount -t ext4 "$dev" "$T/fs" || fail "mount of the base failed"
+	mount -t "$1" "$dev" "$T/fs" || fail "mount of the base failed"
 	explore_version 0 >"$T/fs/target"
 	umount "$T/fs" || fail "umount of the base failed"
 	loop_detach "$dev"
@@ -23,7 +30,8 @@ explore_ext4_base() {
 explore_version() { local i; for ((i = 0; i < 1024; i++)); do printf 'version %07d\n' "$1"; done; }
 
 # explore_record LOG [plugdisk args...]: start plugdisk over a copy of the base with the
-# write log LOG, mount its ext4 at $T/fs with noauto_da_alloc and commit=1, and set DEV.
+# write log LOG, mount its filesystem at $T/fs (ext4 with noauto_da_alloc and commit=1), and
+# set DEV.
 # explore_record_end: unmount, detach and stop plugdisk.
 explore_record() {
 	local log=$1
@@ -32,7 +40,11 @@ explore_record() {
 	pd_start -i "$T/disk.img" -s "$(stat -c %s "$T/base.img")" --set cache.mode=writeback \
 		--set "cache.log=$log" "$@"
 	DEV=$(loop_attach "$MNT/disk")
-	mount -t ext4 -o noauto_da_alloc,commit=1 "$DEV" "$T/fs" || fail "mount failed"
+	if [ "${EXPLORE_FS:-ext4}" = xfs ]; then
+		mount -t xfs "$DEV" "$T/fs" || fail "mount failed"
+	else
+		mount -t ext4 -o noauto_da_alloc,commit=1 "$DEV" "$T/fs" || fail "mount failed"
+	fi
 	track_mount "$T/fs"
 }
 explore_record_end() {
