@@ -20,7 +20,9 @@ wait "$PD_PID" 2>/dev/null || true
 pd_start -s 64M
 grep -q "detached loop device $loop_free of the crashed disk" "$T/daemon.log" ||
 	{ cat "$T/daemon.log" >&2; fail "$loop_free was not detached"; }
-losetup "$loop_free" >/dev/null 2>&1 && fail "$loop_free is still attached"
+# Still attached to the disk (another program may have taken the freed device since).
+losetup -n -O BACK-FILE "$loop_free" 2>/dev/null | grep -qF "$MNT/disk" &&
+	fail "$loop_free is still attached to $MNT/disk"
 grep -q "$loop_fs still holds the crashed disk, and $T/fs is mounted on it; release them with: umount $T/fs && losetup -d $loop_fs" "$T/daemon.log" ||
 	{ cat "$T/daemon.log" >&2; fail "the mounted $loop_fs was not named with its commands"; }
 mountpoint -q "$T/fs" || fail "the user's filesystem on $loop_fs was unmounted"
