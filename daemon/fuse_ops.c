@@ -17,7 +17,6 @@
 #include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/data.h"
-#include "daemon/fuse_reply.h"
 #include "daemon/fuse_uring.h"
 #include "daemon/statfile.h"
 
@@ -285,13 +284,6 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 		fi->keep_cache = 1;
 		fi->noflush = 1;
-		/* An O_DIRECT open (a loop device with direct I/O) goes around the page cache in
-		 * the kernel too, and its writes run in parallel, as on a block device: see
-		 * fuse_reply.c. Buffered opens keep the page cache and readahead. */
-		if ((fi->flags & O_DIRECT) && pd_reply_dio_may_mmap(pd)) {
-			fi->direct_io = 1;
-			pd_reply_open_flags(PD_FOPEN_PARALLEL_DIRECT_WRITES);
-		}
 		fuse_reply_open(req, fi);
 		return;
 	case INO_STATS:

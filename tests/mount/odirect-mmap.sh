@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# An O_DIRECT open of MNT/disk bypasses the page cache in the kernel (FOPEN_DIRECT_IO with
-# parallel direct writes) and still keeps every promise of a buffered one: it can be mmapped
-# (FUSE_DIRECT_IO_ALLOW_MMAP), and what it writes replaces what a buffered reader or a
-# mapping had cached.
+# An O_DIRECT open of MNT/disk keeps every promise of a buffered one: it can be mmapped, and
+# what it writes replaces what a buffered reader or a mapping had cached. (Whatever the open
+# reply asks of the kernel for O_DIRECT opens, this must hold.)
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 build_helper pdio
