@@ -462,6 +462,7 @@ struct run {
 	uint16_t hist[NBLK][MAXV];	/* live vops per block, in no order */
 	uint32_t nh[NBLK];
 	bool powered, armed;
+	bool on_claimed;	/* a poweron returned 0 since the last cut */
 	int arm_mode;		/* the armed cut's mode, -1: cache.powercut at the time */
 	uint64_t nclose;	/* epoch-closing flushes issued */
 	unsigned int flush_mode, cut_mode, atomic;
@@ -925,6 +926,15 @@ static void settle(struct run *r)
 		}
 		progress = r->progress;
 		pthread_mutex_unlock(&r->alock);
+		/* The poweron that powered on comes before those that then found the power on:
+		 * the order in which actors finish does not tell. */
+		for (unsigned int i = 1; i < ndone; i++)
+			if (done[i].st->k == K_ON && !done[i].ret) {
+				struct job t = done[i];
+
+				memmove(&done[1], &done[0], i * sizeof(done[0]));
+				done[0] = t;
+			}
 		for (unsigned int i = 0; i < ndone; i++) {
 			job_done(r, &done[i]);
 			free(done[i].buf);
@@ -1011,6 +1021,27 @@ static bool job_crossed_flush(const struct run *r, const struct job *j)
 	return crossed(r, j) && j->st->k == K_FLUSH;
 }
 
+/* May poweron job @j power the disk on: the power was off at its issue or went off while it
+ * waited (a poweron waits for the destages a cut left held below the cache)? */
+static bool job_may_power_on(const struct run *r, const struct job *j)
+{
+	return j->st->k == K_ON && (j->issued_off || crossed(r, j));
+}
+
+/* Is a poweron that may power the disk on still running, or finished and not yet taken
+ * into the model? */
+static bool poweron_pending(struct run *r)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&r->alock);
+	for (int i = 0; i < NR_ACTORS && !found; i++)
+		found = (r->act[i].state == A_RUN || r->act[i].state == A_FIN) &&
+			job_may_power_on(r, &r->act[i].job);
+	pthread_mutex_unlock(&r->alock);
+	return found;
+}
+
 
 /* ---- results into the model ---------------------------------------------------------------- */
 
@@ -1045,6 +1076,7 @@ static void note_armed_cut(struct run *r)
 	r->cut_t = r->step_issue;
 	r->cut_mode_now = r->arm_mode;
 	r->cutgen++;
+	r->on_claimed = false;
 }
 
 /* May @j have failed? From the power (EIO), or from an error fault in force at some time
@@ -1150,12 +1182,18 @@ static void job_done(struct run *r, struct job *j)
 		}
 		break;
 	case K_ON:
-		if (j->ret == 0 && r->powered)
-			diverge(r, "poweron", "poweron with the power on returned 0");
-		else if (j->ret == -EALREADY && !r->powered)
-			diverge(r, "poweron", "poweron with the power off returned -EALREADY");
-		else if (j->ret && j->ret != -EALREADY)
+		/* A poweron waits for what the cut left in flight, so several may wait at once:
+		 * one of them powers on (0), the others find it on (-EALREADY). */
+		if (j->ret == 0) {
+			if (!job_may_power_on(r, j) || r->on_claimed)
+				diverge(r, "poweron", "poweron with the power on returned 0");
+			r->on_claimed = true;
+		} else if (j->ret == -EALREADY) {
+			if (!r->powered && !poweron_pending(r))
+				diverge(r, "poweron", "poweron with the power off returned -EALREADY");
+		} else {
 			diverge(r, "poweron", "poweron returned %d", j->ret);
+		}
 		r->powered = true;
 		break;
 	default:
@@ -1379,13 +1417,14 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 {
 	struct actor *a = NULL;
 	struct job job, *j = &job;
-	bool here;
+	bool here, tick_pre = false;
 
 	r->cur_step = stepno;
 	if (!step_needs_actor(st->k)) {
 		run_inline(r, st, stepno);
-		if (st->k == K_FDEL || st->k == K_RELEASE || st->k == K_RELOAD)
-			settle(r); /* what they release runs on */
+		/* What they release runs on; and a thread woken while this one held the cache's
+		 * lock (arm, reconfigure) may not have run yet. */
+		settle(r);
 		return;
 	}
 	/* With no stall in force nothing can wait (every stage is synchronous and nothing else
@@ -1442,13 +1481,21 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	case K_TICK:
 		/* The clock moves: stalls whose timeout passed end with their error. */
 		smp_store_mb(r->now_ns, r->now_ns + (uint64_t)st->a * NSEC_PER_MSEC);
+		if (r->armed && (r->powered || poweron_pending(r))) {
+			snapshot_image(r, r->pre);
+			tick_pre = true;
+		}
 		timer_run_due(&r->t, r->now_ns);
+		/* What the timeouts release runs on before the tick: a flush or discard it lets
+		 * go destages on, and the tick's cut must not race with it. */
+		settle(r);
 		break;
 	case K_CUT:
 		if (r->powered) {
 			snapshot_image(r, r->pre);
 			r->cut_t = j->issue;
 			r->cutgen++;
+			r->on_claimed = false;
 			r->powered = false;
 			r->armed = false;
 		}
@@ -1456,9 +1503,11 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	default:
 		break;
 	}
-	/* An armed cut may fire inside a write or a flush: keep the image from before it. */
-	r->have_pre = false;
-	if (r->armed && r->powered &&
+	/* An armed cut may fire inside a write or a flush: keep the image from before it. (Or
+	 * inside a tick that lets a waiting poweron finish first: a cut may be armed while the
+	 * power is off.) */
+	r->have_pre = tick_pre && r->cut_pending; /* fired in what the timeouts released */
+	if (!r->have_pre && r->armed && (r->powered || poweron_pending(r)) &&
 	    (st->k == K_WRITE || st->k == K_ZERO || st->k == K_FLUSH || st->k == K_TICK)) {
 		snapshot_image(r, r->pre);
 		r->have_pre = true;
