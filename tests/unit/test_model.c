@@ -21,10 +21,14 @@
  *     write kept with an earlier one lost (earlier: in completion order, in the same flush
  *     epoch unless a later write of its epoch covered it, or in an earlier epoch) is a
  *     divergence. Writes that may already have been destaged, or were still in flight, are
- *     free;
+ *     free, and so is every write while a destage that an error fault planned to fail may
+ *     still be held;
  *   - after a cut every request fails with EIO until poweron; a request in flight across a
  *     cut fails, or (a read) returns data of the image after the cut, never data the cut
  *     dropped; a flush in flight across a cut does not succeed;
+ *   - poweron with the power on answers -EALREADY at once; with it off, poweron waits for
+ *     the destages the cut left held below the cache (so it parks like a request until the
+ *     stall is released), and of the poweron steps waiting at once, one returns 0;
  *   - an error only from the power being off or an error fault in force; powercut returns
  *     while requests are stalled; after queue_freeze() and cache_freeze() (the control file's
  *     freeze) the image holds what was acknowledged;
