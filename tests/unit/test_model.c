@@ -52,7 +52,7 @@
  * Known defects. A check that current code fails goes in KNOWN_DEFECTS, off by default, so
  * that `make check` stays green until its fix lands; `make model CHECKS=all` runs with every
  * check on. test_known_defects runs one short sequence per check: it must diverge while the
- * check is listed and pass once it is not. Every fix has landed, so KNOWN_DEFECTS is empty
+ * check is listed and pass once it is not (and one for poweron, whose checks are always on). Every fix has landed, so KNOWN_DEFECTS is empty
  * and each sequence is the regression test of its fix; the checks, by the defect they caught:
  *   d1  a read in flight across powercut + poweron returned data the cut dropped (now: it
  *       fails with EIO, the power generation having changed);
@@ -2079,6 +2079,16 @@ static const struct known_case known_cases[] = {
 		{ .k = K_FLUSH },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
 		{ .k = K_ON } } },
+	/* A poweron given with the power on waited behind a destage held below the cache and,
+	 * a cut having come meanwhile, powered on when the stall was released; now it answers
+	 * -EALREADY at once (no check bit: the poweron checks are always on). */
+	{ 0, "poweron", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 6, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_ON },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
+		{ .k = K_RELEASE, .a = -1 } } },
 };
 
 #undef W
