@@ -182,7 +182,7 @@ uint64_t cache_tick(struct cache *c);
 int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why);
 
 /* Power back on: an empty cache, requests served again, once the destages and discards in
- * flight at the cut came back (a stalled one holds it until released). -EALREADY if
+ * flight at the cut came back (a stalled one holds it until released). -EALREADY at once if
  * already on. */
 int cache_poweron(struct cache *c);
 

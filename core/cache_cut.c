@@ -326,6 +326,12 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 int cache_poweron(struct cache *c)
 {
 	pthread_mutex_lock(&c->lock);
+	/* On already: nothing to wait for. Waiting behind an ordinary destage held below would
+	 * hang the command, and a cut meanwhile would see this poweron end it on release. */
+	if (c->powered) {
+		pthread_mutex_unlock(&c->lock);
+		return -EALREADY;
+	}
 	/* The cut's kept data goes down before anything new, and so do the destages and
 	 * discards it left in flight: landing later, they would overwrite newer writes. */
 	while (c->cutting || c->destaging || c->discarding)

@@ -730,7 +730,7 @@ static void *poweron_thread(void *arg)
 {
 	struct op_thread *o = arg;
 
-	o->ret = cache_poweron(o->c);
+	__atomic_store_n(&o->ret, cache_poweron(o->c), __ATOMIC_SEQ_CST); /* read before the join */
 	return NULL;
 }
 
@@ -783,6 +783,39 @@ START_TEST(test_cut_does_not_wait_for_a_held_destage)
 		assert_reads(&c, 0, 4096, 0x01);
 		finish(&c);
 	}
+}
+END_TEST
+
+/* A poweron with the power on answers -EALREADY at once, though a destage is held below
+ * the cache: it has nothing to wait for, and were it to wait, a cut meanwhile would see the
+ * power come back when the destage is released, from a poweron given while it was on. */
+START_TEST(test_poweron_with_the_power_on_does_not_wait)
+{
+	struct cache_params p;
+	struct cache c;
+	struct op_thread fl = { .c = &c }, on = { .c = &c, .ret = 1 };
+
+	params(&p);
+	p.destage_delay_ms = 100000;
+	start(&c, &p);
+	cache_set_image(&c, mem_image_exec, m);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
+	gate_wait_held(1); /* the flush's destage waits below the cache */
+	ck_assert_int_eq(pthread_create(&on.t, NULL, poweron_thread, &on), 0);
+	usleep(20000);
+	ck_assert_msg(__atomic_load_n(&on.ret, __ATOMIC_SEQ_CST) == -EALREADY,
+		      "poweron with the power on waits behind the held destage");
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	gate_set(false);
+	pthread_join(fl.t, NULL);
+	pthread_join(on.t, NULL);
+	ck_assert_int_eq(fl.ret, -EIO);
+	ck_assert_int_eq(on.ret, -EALREADY);
+	ck_assert(!is_powered(&c)); /* the cut stands until a poweron given after it */
+	ck_assert_int_eq(cache_poweron(&c), 0);
+	finish(&c);
 }
 END_TEST
 
@@ -1227,6 +1260,7 @@ int main(void)
 	tcase_set_timeout(tc, 10);
 	tcase_add_test(tc, test_cut_does_not_wait_for_a_held_destage);
 	tcase_add_test(tc, test_cut_fails_a_writer_waiting_for_room);
+	tcase_add_test(tc, test_poweron_with_the_power_on_does_not_wait);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

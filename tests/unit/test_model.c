@@ -21,10 +21,14 @@
  *     write kept with an earlier one lost (earlier: in completion order, in the same flush
  *     epoch unless a later write of its epoch covered it, or in an earlier epoch) is a
  *     divergence. Writes that may already have been destaged, or were still in flight, are
- *     free;
+ *     free, and so is every write while a destage that an error fault planned to fail may
+ *     still be held;
  *   - after a cut every request fails with EIO until poweron; a request in flight across a
  *     cut fails, or (a read) returns data of the image after the cut, never data the cut
  *     dropped; a flush in flight across a cut does not succeed;
+ *   - poweron with the power on answers -EALREADY at once; with it off, poweron waits for
+ *     the destages the cut left held below the cache (so it parks like a request until the
+ *     stall is released), and of the poweron steps waiting at once, one returns 0;
  *   - an error only from the power being off or an error fault in force; powercut returns
  *     while requests are stalled; after queue_freeze() and cache_freeze() (the control file's
  *     freeze) the image holds what was acknowledged;
@@ -45,23 +49,26 @@
  * driver's own thread). On the first divergence the sequence is shrunk (steps dropped while
  * it still fails the same way) and printed with its seed and a command that replays it.
  *
- * Known defects. Checks that current code fails are listed in KNOWN_DEFECTS and left off by
- * default, so that `make check` stays green: switch each on (remove it from KNOWN_DEFECTS)
- * when its fix lands. `make model CHECKS=all` runs with every check on. test_known_defects
- * runs one short sequence per defect: it must diverge while the check is listed and pass
- * once it is not, so a landed fix shows up as this test failing until its bit goes.
- *   d1  a read in flight across powercut + poweron returns data the cut dropped (off: no
- *       poweron while such a read is parked);
- *   d2  a failed flush closes an epoch that no flush record names (off: no log);
- *   d5  powercut waits behind a stalled write (off: no stall faults on writes);
- *   d6  freeze leaves acknowledged writes in the cache, not in the image (off: unchecked);
- *   d7  prefix draws k per epoch, so a newer epoch survives an older one (off: unchecked);
- *   fx  a flush in flight across powercut + poweron succeeds (off: no poweron while such a
- *       flush is parked).
+ * Known defects. A check that current code fails goes in KNOWN_DEFECTS, off by default, so
+ * that `make check` stays green until its fix lands; `make model CHECKS=all` runs with every
+ * check on. test_known_defects runs one short sequence per check: it must diverge while the
+ * check is listed and pass once it is not (and one for poweron, whose checks are always on). Every fix has landed, so KNOWN_DEFECTS is empty
+ * and each sequence is the regression test of its fix; the checks, by the defect they caught:
+ *   d1  a read in flight across powercut + poweron returned data the cut dropped (now: it
+ *       fails with EIO, the power generation having changed);
+ *   d2  a failed flush closed an epoch that no flush record named (now: WLOG_FLUSH_FAILED);
+ *   d5  powercut waited behind a stalled write (now: it returns at once and hands the held
+ *       destage back; poweron waits for it, so a poweron can wait until release);
+ *   d6  freeze left acknowledged writes in the cache, not in the image (now: cache_freeze);
+ *   d7  prefix drew k per epoch, so a newer epoch survived an older one (now: one prefix);
+ *   fx  a flush in flight across powercut + poweron succeeded (now: it fails with EIO).
+ * With a check off, the driver avoids what it needs (d1, fx: no poweron while such a request
+ * waits; d5: no stall faults on writes), so that a new defect can be listed the same way.
  *
- *   make check TESTS=build/tests/unit/test_model     # a few thousand sequences
+ *   make check TESTS=build/tests/unit/test_model     # 1500 sequences, 200 under a sanitizer
  *   make model SEQUENCES=100000 [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]
  *   build/tests/unit/test_model --replay SEED --keep 3,7,9 [--checks ...] [-v]
+ *   MODEL_DEBUG=1 build/tests/unit/test_model --replay ...   # with the cache's debug log
  */
 #undef NDEBUG
 #include <check.h>
@@ -112,12 +119,11 @@ enum {
 
 static const char *const check_names[] = { "d1", "d5", "d6", "d7", "fx", "d2", NULL };
 
-/* Checks that current code fails: off unless asked for. Remove a bit when its fix lands
- * (a branch with a fix can try it first: make CFLAGS="-O2 -g -DKNOWN_DEFECTS=0"). */
+/* Checks that current code fails: off unless asked for. None now; list a check here (as
+ * "(CHK_D1_READ_ACROSS_CUT | ...)") while its defect is known and unfixed, and remove it when
+ * the fix lands (a branch with the fix can try it first with -DKNOWN_DEFECTS=0 in CFLAGS). */
 #ifndef KNOWN_DEFECTS
-#define KNOWN_DEFECTS                                                                              \
-	(CHK_D1_READ_ACROSS_CUT | CHK_D5_CUT_BEHIND_STALL | CHK_D6_FREEZE | CHK_D7_PREFIX_EPOCHS |  \
-	 CHK_FX_FLUSH_ACROSS_CUT | CHK_D2_LOG_EPOCHS)
+#define KNOWN_DEFECTS 0u
 #endif
 
 /* ---- the memory image ------------------------------------------------------------------- */
@@ -462,10 +468,12 @@ struct run {
 	uint16_t hist[NBLK][MAXV];	/* live vops per block, in no order */
 	uint32_t nh[NBLK];
 	bool powered, armed;
+	bool on_claimed;	/* a poweron returned 0 since the last cut */
 	int arm_mode;		/* the armed cut's mode, -1: cache.powercut at the time */
 	uint64_t nclose;	/* epoch-closing flushes issued */
 	unsigned int flush_mode, cut_mode, atomic;
 	unsigned int nerr_live, nstall_live, nwerr_live;	/* faults in force */
+	bool werr_seen;		/* an error fault on writes was in force since nothing waited */
 	unsigned int errgen;	/* error faults added so far */
 	int cfg_kind[2];	/* the configured faults (reload), as fault_kind; 0: none */
 	int fault_kind[MAXSTEPS];	/* fault-add step -> bit 0 error, 1 stall, 2 on writes */
@@ -629,7 +637,9 @@ static void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t
 	uint8_t ust[MAXV][MAXUNITS];	/* per write and unit: 1 kept, 2 lost */
 	bool pending[MAXV];
 	uint32_t unit = r->atomic / BLK;
-	bool constrained = !r->nwerr_live;
+	/* A destage an error fault failed, or holds to fail it (a stall over an error: no I/O,
+	 * even once the fault is gone), loses its write: no order to read from the image. */
+	bool constrained = !r->nwerr_live && !r->werr_seen;
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)r->cut_mode;
@@ -925,6 +935,15 @@ static void settle(struct run *r)
 		}
 		progress = r->progress;
 		pthread_mutex_unlock(&r->alock);
+		/* The poweron that powered on comes before those that then found the power on:
+		 * the order in which actors finish does not tell. */
+		for (unsigned int i = 1; i < ndone; i++)
+			if (done[i].st->k == K_ON && !done[i].ret) {
+				struct job t = done[i];
+
+				memmove(&done[1], &done[0], i * sizeof(done[0]));
+				done[0] = t;
+			}
 		for (unsigned int i = 0; i < ndone; i++) {
 			job_done(r, &done[i]);
 			free(done[i].buf);
@@ -1011,6 +1030,28 @@ static bool job_crossed_flush(const struct run *r, const struct job *j)
 	return crossed(r, j) && j->st->k == K_FLUSH;
 }
 
+/* May poweron job @j power the disk on: was the power off at its issue? (With the power on
+ * a poweron answers at once, so no cut can come while it waits.) */
+static bool job_may_power_on(const struct run *r, const struct job *j)
+{
+	(void)r;
+	return j->st->k == K_ON && j->issued_off;
+}
+
+/* Is a poweron that may power the disk on still running, or finished and not yet taken
+ * into the model? */
+static bool poweron_pending(struct run *r)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&r->alock);
+	for (int i = 0; i < NR_ACTORS && !found; i++)
+		found = (r->act[i].state == A_RUN || r->act[i].state == A_FIN) &&
+			job_may_power_on(r, &r->act[i].job);
+	pthread_mutex_unlock(&r->alock);
+	return found;
+}
+
 
 /* ---- results into the model ---------------------------------------------------------------- */
 
@@ -1045,6 +1086,7 @@ static void note_armed_cut(struct run *r)
 	r->cut_t = r->step_issue;
 	r->cut_mode_now = r->arm_mode;
 	r->cutgen++;
+	r->on_claimed = false;
 }
 
 /* May @j have failed? From the power (EIO), or from an error fault in force at some time
@@ -1150,12 +1192,18 @@ static void job_done(struct run *r, struct job *j)
 		}
 		break;
 	case K_ON:
-		if (j->ret == 0 && r->powered)
-			diverge(r, "poweron", "poweron with the power on returned 0");
-		else if (j->ret == -EALREADY && !r->powered)
-			diverge(r, "poweron", "poweron with the power off returned -EALREADY");
-		else if (j->ret && j->ret != -EALREADY)
+		/* A poweron waits for what the cut left in flight, so several may wait at once:
+		 * one of them powers on (0), the others find it on (-EALREADY). */
+		if (j->ret == 0) {
+			if (!job_may_power_on(r, j) || r->on_claimed)
+				diverge(r, "poweron", "poweron with the power on returned 0");
+			r->on_claimed = true;
+		} else if (j->ret == -EALREADY) {
+			if (!r->powered && !poweron_pending(r))
+				diverge(r, "poweron", "poweron with the power off returned -EALREADY");
+		} else {
 			diverge(r, "poweron", "poweron returned %d", j->ret);
+		}
 		r->powered = true;
 		break;
 	default:
@@ -1228,8 +1276,10 @@ static void fault_count(struct run *r, int kind, int d)
 	}
 	if (kind & 2)
 		r->nstall_live += (unsigned int)d;
-	if ((kind & 5) == 5)
+	if ((kind & 5) == 5) {
 		r->nwerr_live += (unsigned int)d;
+		r->werr_seen |= d > 0;
+	}
 }
 
 static void fault_gone(struct run *r, int fstep)
@@ -1379,13 +1429,17 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 {
 	struct actor *a = NULL;
 	struct job job, *j = &job;
-	bool here;
+	bool here, tick_pre = false;
 
 	r->cur_step = stepno;
+	/* Nothing waits: no destage that an error fault planned to fail is still held. */
+	if (r->werr_seen && !r->nwerr_live && !any_parked(r, job_any))
+		r->werr_seen = false;
 	if (!step_needs_actor(st->k)) {
 		run_inline(r, st, stepno);
-		if (st->k == K_FDEL || st->k == K_RELEASE || st->k == K_RELOAD)
-			settle(r); /* what they release runs on */
+		/* What they release runs on; and a thread woken while this one held the cache's
+		 * lock (arm, reconfigure) may not have run yet. */
+		settle(r);
 		return;
 	}
 	/* With no stall in force nothing can wait (every stage is synchronous and nothing else
@@ -1442,13 +1496,21 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	case K_TICK:
 		/* The clock moves: stalls whose timeout passed end with their error. */
 		smp_store_mb(r->now_ns, r->now_ns + (uint64_t)st->a * NSEC_PER_MSEC);
+		if (r->armed && (r->powered || poweron_pending(r))) {
+			snapshot_image(r, r->pre);
+			tick_pre = true;
+		}
 		timer_run_due(&r->t, r->now_ns);
+		/* What the timeouts release runs on before the tick: a flush or discard it lets
+		 * go destages on, and the tick's cut must not race with it. */
+		settle(r);
 		break;
 	case K_CUT:
 		if (r->powered) {
 			snapshot_image(r, r->pre);
 			r->cut_t = j->issue;
 			r->cutgen++;
+			r->on_claimed = false;
 			r->powered = false;
 			r->armed = false;
 		}
@@ -1456,9 +1518,11 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	default:
 		break;
 	}
-	/* An armed cut may fire inside a write or a flush: keep the image from before it. */
-	r->have_pre = false;
-	if (r->armed && r->powered &&
+	/* An armed cut may fire inside a write or a flush: keep the image from before it. (Or
+	 * inside a tick that lets a waiting poweron finish first: a cut may be armed while the
+	 * power is off.) */
+	r->have_pre = tick_pre && r->cut_pending; /* fired in what the timeouts released */
+	if (!r->have_pre && r->armed && (r->powered || poweron_pending(r)) &&
 	    (st->k == K_WRITE || st->k == K_ZERO || st->k == K_FLUSH || st->k == K_TICK)) {
 		snapshot_image(r, r->pre);
 		r->have_pre = true;
@@ -1878,18 +1942,18 @@ static int64_t run_many(uint64_t base, uint64_t n, unsigned int checks, uint32_t
 #endif
 #endif
 #ifndef CHECK_SEQUENCES
-#define CHECK_SEQUENCES 2500
+#define CHECK_SEQUENCES 1500
 #endif
 
 /* Quiet logs, and short waits: settle() waits 50 us at a time, which the default timer
  * slack would stretch. */
 static void quiet_logs(void)
 {
-	log_init("test_model", false, LOG_LVL_ERR);
+	log_init("test_model", false, getenv("MODEL_DEBUG") ? LOG_LVL_DEBUG : LOG_LVL_ERR);
 	prctl(PR_SET_TIMERSLACK, 1000ul, 0, 0, 0);
 }
 
-/* Thousands of sequences with the checks current code passes: no divergence. */
+/* 1500 sequences with the checks current code passes: no divergence. */
 START_TEST(test_sequences_match_the_model)
 {
 	uint64_t ran = 0;
@@ -1902,10 +1966,13 @@ START_TEST(test_sequences_match_the_model)
 }
 END_TEST
 
-/* A seed replays exactly: the same sequence leaves the same image, stalls, cuts and all. */
+/* A seed replays exactly: the same sequence leaves the same image, stalls, cuts and all.
+ * Without stalls on writes: a release that lets several held destages go lets their threads
+ * race for the next ones, and which write each picks decides what the next stall holds. */
 START_TEST(test_same_seed_same_image)
 {
 	static struct step steps[MAXSTEPS];
+	const unsigned int checks = CHK_ALL & ~KNOWN_DEFECTS & ~CHK_D5_CUT_BEHIND_STALL;
 	unsigned int differ = 0;
 	uint64_t first = 0;
 
@@ -1915,9 +1982,9 @@ START_TEST(test_same_seed_same_image)
 		struct verdict a, b;
 		struct seqcfg cfg;
 
-		gen_sequence(seed, CHK_ALL & ~KNOWN_DEFECTS, SEQ_STEPS, &cfg, steps);
-		run_sequence(&cfg, steps, NULL, CHK_ALL & ~KNOWN_DEFECTS, false, &a);
-		run_sequence(&cfg, steps, NULL, CHK_ALL & ~KNOWN_DEFECTS, false, &b);
+		gen_sequence(seed, checks, SEQ_STEPS, &cfg, steps);
+		run_sequence(&cfg, steps, NULL, checks, false, &a);
+		run_sequence(&cfg, steps, NULL, checks, false, &b);
 		ck_assert_msg(!a.cls && !b.cls, "seed %" PRIu64 " diverged", seed);
 		ck_assert_msg(a.digest == b.digest, "seed %" PRIu64 " left two images", seed);
 		if (!i)
@@ -1955,9 +2022,10 @@ END_TEST
 #define R (1 << BIO_OP_READ)
 #define F (1 << BIO_OP_FLUSH)
 
-/* A sequence that shows one defect: while its check is in KNOWN_DEFECTS, the checker must
- * find it (so the checker can fail); once the check is switched on, the sequence must pass.
- * So a fix that lands makes this test fail until its check leaves KNOWN_DEFECTS. */
+/* A sequence that showed one defect: it must pass with its check on, as the regression test
+ * of the fix (reintroduce the defect and it diverges as @cls says). While a check is listed
+ * in KNOWN_DEFECTS, the checker must find its defect instead (so the checker can fail), and a
+ * fix that lands makes this test fail until its check leaves KNOWN_DEFECTS. */
 struct known_case {
 	unsigned int check;
 	const char *cls;	/* the divergence it shows on code with the defect */
@@ -1968,33 +2036,34 @@ struct known_case {
 };
 
 static const struct known_case known_cases[] = {
-	/* d1: a read stalled below the cache across powercut + poweron returns the write the
-	 * cut dropped. */
+	/* d1: a read stalled below the cache across powercut + poweron returned the write the
+	 * cut dropped; now it fails with EIO. */
 	{ CHK_D1_READ_ACROSS_CUT, "read-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 16, .nblk = 8 },
 		{ .k = K_FADD, .a = 1, .b = R, .c = 1 },
 		{ .k = K_READ, .blk = 16, .nblk = 5 },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 11 },
 		{ .k = K_ON } } },
-	/* d2: a flush that fails (its destage does) closes an epoch no flush record names. */
+	/* d2: a flush that failed (its destage did) closed an epoch no flush record named; now
+	 * the log has a failed-flush record for it. */
 	{ CHK_D2_LOG_EPOCHS, "log-epochs", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 4 },
 		{ .k = K_FADD, .a = 0, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_FDEL, .a = 1 },
 		{ .k = K_FLUSH } } },
-	/* d5: powercut waits for a destage that a stall holds. */
+	/* d5: powercut waited for a destage that a stall holds; now it returns at once. */
 	{ CHK_D5_CUT_BEHIND_STALL, "cut-waits", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 4, {
 		{ .k = K_WRITE, .blk = 14, .nblk = 6 },
 		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 5 } } },
-	/* d6: freeze leaves an acknowledged write in the cache, not in the image. */
+	/* d6: freeze left an acknowledged write in the cache, not in the image. */
 	{ CHK_D6_FREEZE, "freeze", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
 		{ .k = K_WRITE, .blk = 200, .nblk = 13 },
 		{ .k = K_FREEZE } } },
-	/* d7: three epochs pending (flush = ignore); a prefix cut whose seed keeps the newest
-	 * epoch's write and loses an older one. */
+	/* d7: three epochs pending (flush = ignore); a prefix cut whose seed, drawn per epoch,
+	 * kept the newest epoch's write and lost an older one. */
 	{ CHK_D7_PREFIX_EPOCHS, "prefix-epoch", CACHE_FLUSH_IGNORE, CACHE_CUT_PREFIX, 6, {
 		{ .k = K_WRITE, .blk = 13, .nblk = 5 },
 		{ .k = K_FLUSH },
@@ -2002,13 +2071,24 @@ static const struct known_case known_cases[] = {
 		{ .k = K_FLUSH },
 		{ .k = K_WRITE, .blk = 160, .nblk = 7 },
 		{ .k = K_CUT, .a = CACHE_CUT_PREFIX, .b = 5945886577667577007 } } },
-	/* fx: a flush stalled below the cache across powercut + poweron succeeds. */
+	/* fx: a flush stalled below the cache across powercut + poweron succeeded; now it fails
+	 * with EIO. */
 	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FADD, .a = 1, .b = F, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
 		{ .k = K_ON } } },
+	/* A poweron given with the power on waited behind a destage held below the cache and,
+	 * a cut having come meanwhile, powered on when the stall was released; now it answers
+	 * -EALREADY at once (no check bit: the poweron checks are always on). */
+	{ 0, "poweron", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 6, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_ON },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
+		{ .k = K_RELEASE, .a = -1 } } },
 };
 
 #undef W
