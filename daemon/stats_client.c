@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/stats_read.h"
 
-#define STATS_MAX_BYTES (1u << 20)
 
 enum fmt { FMT_TEXT, FMT_JSON, FMT_OPENMETRICS };
 
@@ -39,53 +39,6 @@ struct stats_doc {
 };
 
 static const char *const op_names[] = { "read", "write", "flush", "discard" };
-
-static int stats_read(const char *path, char **out, char *err, size_t errlen)
-{
-	size_t cap = 65536, len = 0;
-	char *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n;
-
-		if (!buf || len + 1 >= cap) {
-			char *nb;
-
-			if (buf)
-				cap *= 2;
-			nb = cap > STATS_MAX_BYTES ? NULL : realloc(buf, cap);
-			if (!nb) {
-				snprintf(err, errlen, "%s: larger than %u bytes or out of memory", path,
-					 STATS_MAX_BYTES);
-				ret = -EFBIG;
-				break;
-			}
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = -errno;
-			snprintf(err, errlen, "read %s: %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (ret) {
-		free(buf);
-		return ret;
-	}
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
-}
 
 static bool is_integer(const char *s)
 {
@@ -377,7 +330,8 @@ int pd_stats_main(int argc, char **argv)
 {
 	struct stats_doc doc = { 0 };
 	const char *mnt = NULL, *format = "text";
-	char path[4096], err[4200] = "";
+	char path[4096];
+	size_t text_cap = 0;
 	enum fmt fmt;
 	int ret;
 
@@ -421,7 +375,7 @@ int pd_stats_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk stats: %s: path too long\n", mnt);
 		return EXIT_USAGE;
 	}
-	ret = stats_read(path, &doc.text, err, sizeof(err));
+	ret = stats_read_file(path, &doc.text, &text_cap);
 	if (ret == -ENOENT || ret == -ENOTDIR) {
 		fprintf(stderr, "plugdisk stats: %s is not a plugdisk mount (no %s)\n", mnt, path);
 		return EXIT_MOUNT;
@@ -431,8 +385,12 @@ int pd_stats_main(int argc, char **argv)
 				"(unmount it with fusermount3 -u)\n", mnt);
 		return EXIT_MOUNT;
 	}
+	if (ret == -EFBIG) {
+		fprintf(stderr, "plugdisk stats: %s: larger than %u bytes\n", path, STATS_READ_MAX);
+		return EXIT_RUNTIME;
+	}
 	if (ret) {
-		fprintf(stderr, "plugdisk stats: %s\n", err[0] ? err : strerror(-ret));
+		fprintf(stderr, "plugdisk stats: read %s: %s\n", path, strerror(-ret));
 		return EXIT_RUNTIME;
 	}
 	if (fmt == FMT_TEXT) {

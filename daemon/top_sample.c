@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/stats_read.h"
 #include "daemon/top.h"
 
-#define TOP_MAX_STATS (1u << 20)	/* refuse a stats file larger than this */
 
 const char *const top_op_name[T_NR] = { "read", "write", "discard", "flush" };
 
@@ -66,60 +66,23 @@ static const struct field op_fields[] = {
 
 /* ---- reading and parsing ---- */
 
-/* Read the whole stats file in one open (one open is one consistent snapshot). */
+/* Read the whole stats file (stats_read_file()), naming the problem in t->err. */
 static int top_read(struct top_src *t)
 {
-	size_t cap = 16384, len = 0;
-	int fd, saved;
+	int ret = stats_read_file(t->path, &t->buf, &t->buf_len);
 
-	fd = open(t->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		saved = errno;
-		snprintf(t->err, sizeof(t->err), "cannot open %s: %s%s", t->path, strerror(saved),
-			 saved == ENOENT || saved == ENOTDIR
+	if (!ret)
+		return 0;
+	if (ret == -EFBIG)
+		snprintf(t->err, sizeof(t->err), "%s is larger than %u bytes", t->path,
+			 STATS_READ_MAX);
+	else if (ret == -ENOMEM)
+		snprintf(t->err, sizeof(t->err), "out of memory");
+	else
+		snprintf(t->err, sizeof(t->err), "cannot read %s: %s%s", t->path, strerror(-ret),
+			 ret == -ENOENT || ret == -ENOTDIR
 				 ? " (is a plugdisk mounted there?)"
-				 : saved == ENOTCONN ? " (the daemon is gone; unmount it)" : "");
-		return -1;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (!t->buf || len + 1 >= t->buf_len) {
-			char *nb;
-
-			if (t->buf_len)
-				cap = t->buf_len * 2;
-			if (cap > TOP_MAX_STATS) {
-				snprintf(t->err, sizeof(t->err), "%s is larger than %u bytes", t->path,
-					 TOP_MAX_STATS);
-				goto err;
-			}
-			nb = realloc(t->buf, cap);
-			if (!nb) {
-				snprintf(t->err, sizeof(t->err), "out of memory");
-				goto err;
-			}
-			t->buf = nb;
-			t->buf_len = cap;
-		}
-		n = read(fd, t->buf + len, t->buf_len - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			saved = errno;
-			snprintf(t->err, sizeof(t->err), "cannot read %s: %s", t->path,
-				 strerror(saved));
-			goto err;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	t->buf[len] = '\0';
-	return 0;
-err:
-	close(fd);
+				 : ret == -ENOTCONN ? " (the daemon is gone; unmount it)" : "");
 	return -1;
 }
 
