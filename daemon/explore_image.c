@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/full_rw.h"
 #include "daemon/explore.h"
 
 static int copy_range(int in, int out, uint64_t off, uint64_t len)
@@ -28,25 +29,21 @@ static int copy_range(int in, int out, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* Write @len bytes of @p (zeros if NULL) at @off, in full (full_rw()). */
 static int write_all(int fd, const uint8_t *p, uint64_t len, uint64_t off)
 {
 	static const uint8_t zeros[65536];
+	const char *call;
 
 	while (len) {
-		size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
-		ssize_t n;
+		uint64_t n = p || len < sizeof(zeros) ? len : sizeof(zeros);
+		struct iovec iov = { .iov_base = (void *)(p ? p : zeros), .iov_len = (size_t)n };
+		int ret = full_rw(fd, true, &iov, 1, off, &call);
 
-		if (!p && want > sizeof(zeros))
-			want = sizeof(zeros);
-		n = pwrite(fd, p ? p : zeros, want, (off_t)off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (p)
-			p += n;
-		off += (uint64_t)n;
-		len -= (uint64_t)n;
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
 	}
 	return 0;
 }
