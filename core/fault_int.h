@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* What the fault set's files share and nobody else sees: a fault, a stalled request, and the
- * calls between the set (core/fault.c) and the effects (core/fault_effect.c). Include only
- * from core/fault*.c. Locking as in struct fault_set (core/fault.h): fs->lock after q->lock,
- * before the timer's lock, never across I/O or a completion. */
+ * calls between the set (core/fault.c), the effects (core/fault_effect.c) and the spec's
+ * parser and formatter (core/fault_spec*.c). Include only from core/fault*.c. Locking as in
+ * struct fault_set (core/fault.h): fs->lock after q->lock, before the timer's lock, never
+ * across I/O or a completion. */
 #ifndef PLUGDISK_FAULT_INT_H
 #define PLUGDISK_FAULT_INT_H
 
@@ -40,6 +41,10 @@ static inline uint64_t fs_now(const struct fault_set *fs)
 {
 	return fs->clock ? fs->clock(fs->clock_arg) : clock_now_ns();
 }
+
+/* A latency fault's max= when none is given: the parser sets it, the formatter leaves it out
+ * (core/fault_spec.c, core/fault_spec_format.c). */
+#define DEFAULT_LAT_MAX_NS (10 * NSEC_PER_SEC)
 
 /* vsnprintf into @err unless it is NULL or @errlen is 0 (core/fault_spec.c). */
 void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
