@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What the write cache's files share and nobody else sees: a pending write, the block map
- * of pending writes (core/cache_map.c), the power cut's hooks (core/cache_cut.c) and the
- * lower stage's helpers (core/cache.c). Include only from core/cache*.c. */
+ * of pending writes (core/cache_map.c), the power cut's hooks (core/cache_cut.c) and
+ * destaging (core/cache_destage.c). Include only from core/cache*.c. */
 #ifndef PLUGDISK_CACHE_INT_H
 #define PLUGDISK_CACHE_INT_H
 
@@ -34,6 +34,12 @@ struct cache_write {
 static inline uint64_t cache_now(const struct cache *c)
 {
 	return c->clock ? c->clock(c->clock_arg) : clock_now_ns();
+}
+
+/* Has the power gone since a request noted generation @gen? c->lock held. */
+static inline bool cache_power_lost(const struct cache *c, uint64_t gen)
+{
+	return !c->powered || c->gen != gen;
 }
 
 /* --- the block map of pending writes (core/cache_map.c); every call with c->lock held
@@ -71,7 +77,28 @@ struct cache_write *cache_map_take_all(struct cache *c);
 bool cache_map_overlaps(struct cache *c, uint64_t off, uint64_t len, uint64_t max_seq,
 			bool (*fn)(struct cache_write *o, void *arg), void *arg);
 
-/* --- the lower stage (core/cache.c) */
+/* --- destaging to the lower stage (core/cache_destage.c) */
+
+/* Which writes a destage pass may take. */
+struct destage_filter {
+	uint64_t max_epoch;	/* only writes of epochs <= this */
+	uint64_t due_ns;	/* only writes cached at or before this */
+};
+
+/* Every pending write. */
+extern const struct destage_filter cache_filter_all;
+
+/* A random eligible write that matches @f, or NULL. c->lock held. */
+struct cache_write *cache_pick_eligible(struct cache *c, const struct destage_filter *f);
+
+/* Write @w to the image and take it off the list. c->lock held; dropped meanwhile. -EIO
+ * when a cut came meanwhile: it took @w off the list and left it to us to free. */
+int cache_destage_one(struct cache *c, struct cache_write *w);
+
+/* Destage every write matching @f, waiting for those others are destaging, for a request
+ * that came at power generation @gen. c->lock held. 0, -EIO when the power goes, or the
+ * lower stage's error. */
+int cache_drain(struct cache *c, const struct destage_filter *f, uint64_t gen);
 
 /* Write @len bytes of @data at @off through the stage @exec/@arg (c->lower, or c->image for
  * what a cut keeps), synchronously. c->lock not held. 0 or -errno. */
