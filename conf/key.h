@@ -162,7 +162,7 @@ bool conf_key_is_set(const struct conf_load *ld, const char *key);
  * first, and names both. 0 or -EINVAL. */
 int conf_check_not_above(struct conf_load *ld, const char *a, const char *b);
 
-/* --- for the loader and the printer (key.c) ------------------------------------------- */
+/* --- for the loader and the printer (key.c, keyvalue.c) ------------------------------ */
 
 /* The key called @name (@len bytes, not NUL-terminated) in @tabs, and its index among all
  * of them (for per-key state), or NULL. */
