@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The configuration's keys: how a module declares the keys it owns (struct conf_table), and
- * the helpers the loader (config.c) uses to walk them. Only conf/ includes this file; the
- * rest of plugdisk sees struct pd_config (config.h). How to add a key: see config.h. */
+ * the helpers the loader (config.c, store.c) uses to walk them. Only conf/ includes this file;
+ * the rest of plugdisk sees struct pd_config (config.h). How to add a key: see config.h. */
 #ifndef PLUGDISK_CONF_KEY_H
 #define PLUGDISK_CONF_KEY_H
 
