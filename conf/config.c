@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Loading and validation of the plugdisk configuration: a libconfig file, then the command
- * line's settings, then the tables' cross-key rules. Which keys there are is up to the key
- * tables (key.h, tables.c); this file only walks them. */
-#include <ctype.h>
+/* Loading the plugdisk configuration: the tables' defaults, a libconfig file, then the
+ * command line's settings in order, then the cross-key rules (rules.c); store.c turns each
+ * value into its key's field. Which keys there are is up to the key tables (key.h, tables.c). */
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +14,7 @@
 #include "conf/config.h"
 #include "conf/intwrap.h"
 #include "conf/key.h"
-#include "conf/parse.h"
-#include "core/units.h"
+#include "conf/load.h"
 
 /*
  * Notes on the design.
@@ -30,31 +26,11 @@
  * or the option and its argument) is remembered. @out is only written once everything
  * passed.
  *
- * libconfig wraps integer literals that do not fit in 32 bits; intwrap.c finds them.
+ * libconfig wraps integer literals that do not fit in 32 bits; intwrap.c finds them (for
+ * store.c).
  */
 
 #define PATH_LEN 4095
-
-/* Where a key got its value: a file line, a command-line option, or neither (default). */
-struct origin {
-	const char *file;	/* libconfig's copy, valid while the config_t lives */
-	unsigned line;
-	const char *opt;	/* the option as typed: "--set", "-s"; or a preset's "profile" */
-	const char *arg;	/* its argument: "disk.size=1000", "1000"; or "hdd" */
-	bool preset;		/* from conf_preset: not set by the user */
-};
-
-struct conf_load {
-	const struct conf_table *const *tabs;
-	const char *file;	/* as the user gave it */
-	struct pd_config *c;
-	struct origin *origin;	/* one per key, by conf_key_find's index */
-	char *err;
-	size_t errlen;
-	struct intwrap wrap;	/* the last file scanned for wrapped integers */
-	bool first_pass;	/* applying the CONF_FIRST keys */
-	char *checked_file;	/* the last included file whose permissions were checked */
-};
 
 /* --- messages ---------------------------------------------------------------------- */
 
@@ -69,8 +45,8 @@ static const char *origin_str(const struct origin *o, const char *file, char *bu
 	return buf;
 }
 
-static int key_verr(struct conf_load *ld, const struct origin *o, const char *key, int ret,
-		    const char *fmt, va_list ap)
+int key_verr(struct conf_load *ld, const struct origin *o, const char *key, int ret,
+	     const char *fmt, va_list ap)
 {
 	char where[PATH_LEN + 64], why[512];
 
@@ -80,11 +56,8 @@ static int key_verr(struct conf_load *ld, const struct origin *o, const char *ke
 	return ret;
 }
 
-/* "ORIGIN: KEY: reason" into ld->err; returns @ret. */
-static int key_err(struct conf_load *ld, const struct origin *o, const char *key, int ret,
-		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static int key_err(struct conf_load *ld, const struct origin *o, const char *key, int ret,
-		   const char *fmt, ...)
+int key_err(struct conf_load *ld, const struct origin *o, const char *key, int ret,
+	    const char *fmt, ...)
 {
 	va_list ap;
 
@@ -94,9 +67,8 @@ static int key_err(struct conf_load *ld, const struct origin *o, const char *key
 	return ret;
 }
 
-/* "ORIGIN: NAME: unknown key", with the nearest key or group when one is close. */
-static int unknown_key(struct conf_load *ld, const struct origin *o, const char *name,
-		       const char *more)
+int unknown_key(struct conf_load *ld, const struct origin *o, const char *name,
+		const char *more)
 {
 	char buf[128];
 	const char *near = conf_key_nearest(ld->tabs, name, strlen(name), buf, sizeof(buf));
@@ -106,238 +78,9 @@ static int unknown_key(struct conf_load *ld, const struct origin *o, const char 
 	return key_err(ld, o, name, -EINVAL, "unknown key%s", more);
 }
 
-/* --- storing values ------------------------------------------------------------------ */
-
-static void set_origin(struct conf_load *ld, const struct conf_key *k, const struct origin *o)
-{
-	size_t i;
-
-	conf_key_find(ld->tabs, k->name, strlen(k->name), &i);
-	ld->origin[i] = *o;
-}
-
-static int set_num(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		   uint64_t v)
-{
-	char why[256];
-
-	if (conf_num_check(k, v, why, sizeof(why)))
-		return key_err(ld, o, k->name, -EINVAL, "%s", why);
-	conf_num_put(ld->c, k, v);
-	set_origin(ld, k, o);
-	return 0;
-}
-
-static int set_str(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		   const char *s)
-{
-	char **slot = conf_field(ld->c, k), *copy, why[256];
-
-	if (conf_str_check(k, s, why, sizeof(why)))
-		return key_err(ld, o, k->name, -EINVAL, "%s", why);
-	copy = strdup(s);
-	if (!copy)
-		return key_err(ld, o, k->name, -ENOMEM, "out of memory");
-	free(*slot);
-	*slot = copy;
-	set_origin(ld, k, o);
-	return 0;
-}
-
-static void set_bool(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		     bool b)
-{
-	*(bool *)conf_field(ld->c, k) = b;
-	set_origin(ld, k, o);
-}
-
-/* A size string: "1G", "4096", "1.5GiB"; a rate's may end in "/s" ("100MB/s"). */
-static int set_size_str(struct conf_load *ld, const struct conf_key *k,
-			const struct origin *o, const char *s)
-{
-	char num[64];
-	size_t n = strlen(s);
-	uint64_t v;
-	int ret;
-
-	if (*s == '-')
-		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got \"%s\")", s);
-	if ((k->flags & CONF_PER_SEC) && n > 2 && n < sizeof(num) && !strcmp(s + n - 2, "/s")) {
-		snprintf(num, sizeof(num), "%.*s", (int)(n - 2), s);
-		ret = conf_parse_size(num, &v);
-	} else {
-		ret = conf_parse_size(s, &v);
-	}
-	if (ret == -ERANGE)
-		return key_err(ld, o, k->name, -EINVAL, "overflow: \"%s\" does not fit in 64 bits",
-			       s);
-	if (ret)
-		return key_err(ld, o, k->name, -EINVAL,
-			       "not a %s: \"%s\" (bytes%s, with an optional suffix: K, M, G, T, P, "
-			       "E or KiB, MiB... binary, KB, MB... decimal)",
-			       k->flags & CONF_PER_SEC ? "rate" : "size", s,
-			       k->flags & CONF_PER_SEC ? " per second" : "");
-	return set_num(ld, k, o, v);
-}
-
-/* The nanoseconds in one unit of @k when it is a duration, named so: "..._us", "..._ms".
- * 0 for any other key. */
-static uint64_t key_time_unit(const struct conf_key *k)
-{
-	size_t n = strlen(k->name);
-
-	if (k->type != CONF_U32 && k->type != CONF_U64)
-		return 0;
-	if (n > 3 && !strcmp(k->name + n - 3, "_us"))
-		return 1000;
-	if (n > 3 && !strcmp(k->name + n - 3, "_ms"))
-		return 1000000;
-	return 0;
-}
-
-/* A duration key's value written with its unit: "2ms", "1.5s", "250us". */
-static int set_duration_str(struct conf_load *ld, const struct conf_key *k,
-			    const struct origin *o, const char *s)
-{
-	uint64_t unit = key_time_unit(k), ns;
-	const char *uname = unit == 1000 ? "microseconds" : "milliseconds";
-	int ret;
-
-	if (*s == '-')
-		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got \"%s\")", s);
-	ret = units_parse_duration(s, unit, &ns);
-	if (ret == -ERANGE)
-		return key_err(ld, o, k->name, -EINVAL, "overflow: \"%s\" does not fit in 64 bits",
-			       s);
-	if (ret)
-		return key_err(ld, o, k->name, -EINVAL,
-			       "not a duration: \"%s\" (%s, or a number with a unit: 2ms, 1.5s, "
-			       "250us, 1min)", s, uname);
-	if (ns % unit)
-		return key_err(ld, o, k->name, -EINVAL, "\"%s\" is not a whole number of %s", s,
-			       uname);
-	return set_num(ld, k, o, ns / unit);
-}
-
-static struct origin setting_origin(struct conf_load *ld, const config_setting_t *s);
-
-/* A CONF_CUSTOM key: @text for its parser, or the file's setting @s for its loader. */
-static int set_custom(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		      const char *text, const config_setting_t *s)
-{
-	struct conf_why why = { .text = "invalid value" };
-	struct origin at;
-	char key[160];
-	int ret;
-
-	conf_errf(ld->err, ld->errlen, "%s", "");
-	if (s)
-		ret = k->custom->load(ld, k, s, &why);
-	else
-		ret = k->custom->parse(ld, k, text, &why);
-	if (!ret) {
-		set_origin(ld, k, o);
-		return 0;
-	}
-	if (ld->err && ld->errlen && ld->err[0])
-		return ret;	/* a key the hook set (conf_preset) said what was wrong */
-	if (why.at) {
-		at = setting_origin(ld, why.at);
-		o = &at;
-	}
-	snprintf(key, sizeof(key), "%s%s", k->name, why.suffix);
-	if (ret == -ENOMEM)
-		return key_err(ld, o, key, ret, "out of memory");
-	return key_err(ld, o, key, ret, "%s", why.text);
-}
-
-/* A CONF_ENUM key: one of its words. */
-static int set_enum(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		    const char *s)
-{
-	char list[256];
-	size_t n = 0;
-
-	/* Other spellings of a word: the key's own word is what --dump-config prints. */
-	static const char *const alias[][2] = { { "honor", "honour" } };
-
-	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
-		if (!strcmp(s, alias[i][0]))
-			s = alias[i][1];
-	for (uint32_t i = 0; k->names[i]; i++) {
-		if (!strcmp(s, k->names[i])) {
-			conf_num_put(ld->c, k, i);
-			set_origin(ld, k, o);
-			return 0;
-		}
-	}
-	list[0] = '\0';
-	for (uint32_t i = 0; k->names[i] && n < sizeof(list); i++) {
-		int w = snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", k->names[i]);
-
-		n += w > 0 ? (size_t)w : 0;
-	}
-	return key_err(ld, o, k->name, -EINVAL, "must be one of %s (got \"%s\")", list, s);
-}
-
-/* A number as the command line gives it. */
-static int set_num_str(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		       const char *val)
-{
-	uint64_t v;
-	int ret;
-
-	if (*val == '-' && isdigit((unsigned char)val[1]))
-		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %s)", val);
-	if (key_time_unit(k) && !units_is_bare(val))
-		return set_duration_str(ld, k, o, val);
-	ret = conf_parse_u64_whole(val, &v);
-	if (ret == -ERANGE)
-		return key_err(ld, o, k->name, -EINVAL, "overflow: %s does not fit in 64 bits", val);
-	if (ret)
-		return key_err(ld, o, k->name, -EINVAL, "not a number");
-	return set_num(ld, k, o, v);
-}
-
 /* --- the file ------------------------------------------------------------------------- */
 
-static const char *type_name(int type)
-{
-	switch (type) {
-	case CONFIG_TYPE_GROUP: return "a group";
-	case CONFIG_TYPE_INT:
-	case CONFIG_TYPE_INT64: return "an integer";
-	case CONFIG_TYPE_FLOAT: return "a floating-point number";
-	case CONFIG_TYPE_STRING: return "a string";
-	case CONFIG_TYPE_BOOL: return "a boolean";
-	case CONFIG_TYPE_ARRAY: return "an array";
-	case CONFIG_TYPE_LIST: return "a list";
-	default: return "an unknown type";
-	}
-}
-
-static const char *expected(const struct conf_key *k)
-{
-	switch (k->type) {
-	case CONF_BOOL: return "true or false";
-	case CONF_U32:
-	case CONF_U64:
-		return key_time_unit(k) ? "an integer or a duration string such as \"2ms\""
-					: "an integer";
-	case CONF_SIZE: return "an integer or a size string such as \"1G\"";
-	case CONF_STRING:
-	case CONF_ENUM: return "a string";
-	case CONF_CUSTOM: return k->custom->expected ? k->custom->expected : "a string";
-	}
-	return "?";
-}
-
-const char *conf_setting_type_name(const config_setting_t *s)
-{
-	return type_name(config_setting_type(s));
-}
-
-static struct origin setting_origin(struct conf_load *ld, const config_setting_t *s)
+struct origin setting_origin(struct conf_load *ld, const config_setting_t *s)
 {
 	const char *f = config_setting_source_file(s);
 	struct origin o = { .file = f ? f : ld->file, .line = config_setting_source_line(s) };
@@ -348,8 +91,7 @@ static struct origin setting_origin(struct conf_load *ld, const config_setting_t
 	return o;
 }
 
-/* A file pulled in by @include must pass the main file's policy too. */
-static int check_include(struct conf_load *ld, const struct origin *o)
+int check_include(struct conf_load *ld, const struct origin *o)
 {
 	int ret;
 
@@ -363,81 +105,6 @@ static int check_include(struct conf_load *ld, const struct origin *o)
 	free(ld->checked_file);
 	ld->checked_file = strdup(o->file);
 	return ld->checked_file ? 0 : -ENOMEM;
-}
-
-/* An integer setting of the file. */
-static int load_int(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		    const config_setting_t *s)
-{
-	long long v;
-
-	if (config_setting_type(s) == CONFIG_TYPE_INT) {
-		bool wrapped;
-		int ret = intwrap_check(&ld->wrap, o->file, config_setting_name(s), o->line, &wrapped);
-		if (ret)
-			return key_err(ld, o, k->name, ret, "out of memory");
-		if (wrapped)
-			return key_err(ld, o, k->name, -EINVAL,
-				       "overflow: the integer does not fit in 32 bits "
-				       "(append L for a 64-bit integer%s)",
-				       k->type == CONF_SIZE ? ", or write a size string like \"4G\"" : "");
-	}
-	v = config_setting_get_int64(s);
-	if (v == LLONG_MAX || v == LLONG_MIN)
-		return key_err(ld, o, k->name, -EINVAL, "overflow: the integer does not fit in 64 bits");
-	if (v < 0)
-		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %lld)", v);
-	return set_num(ld, k, o, (uint64_t)v);
-}
-
-static int load_setting(struct conf_load *ld, const config_setting_t *s, const char *full)
-{
-	const struct conf_key *k = conf_key_find(ld->tabs, full, strlen(full), NULL);
-	struct origin o = setting_origin(ld, s);
-	int type = config_setting_type(s);
-	int ret;
-
-	ret = check_include(ld, &o);
-	if (ret)
-		return ret;
-	if (!k)
-		return unknown_key(ld, &o, full, "");
-	if ((k->flags & CONF_FIRST) && !ld->first_pass)
-		return 0;	/* applied already */
-
-	switch (k->type) {
-	case CONF_BOOL:
-		if (type != CONFIG_TYPE_BOOL)
-			break;
-		set_bool(ld, k, &o, config_setting_get_bool(s));
-		return 0;
-	case CONF_STRING:
-		if (type != CONFIG_TYPE_STRING)
-			break;
-		return set_str(ld, k, &o, config_setting_get_string(s));
-	case CONF_ENUM:
-		if (type != CONFIG_TYPE_STRING)
-			break;
-		return set_enum(ld, k, &o, config_setting_get_string(s));
-	case CONF_CUSTOM:
-		if (k->custom->load)
-			return set_custom(ld, k, &o, NULL, s);
-		if (type != CONFIG_TYPE_STRING)
-			break;
-		return set_custom(ld, k, &o, config_setting_get_string(s), NULL);
-	case CONF_SIZE:
-		if (type == CONFIG_TYPE_STRING)
-			return set_size_str(ld, k, &o, config_setting_get_string(s));
-		/* fall through */
-	case CONF_U32:
-	case CONF_U64:
-		if (type == CONFIG_TYPE_STRING && key_time_unit(k))
-			return set_duration_str(ld, k, &o, config_setting_get_string(s));
-		if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
-			break;
-		return load_int(ld, k, &o, s);
-	}
-	return key_err(ld, &o, full, -EINVAL, "expected %s, got %s", expected(k), type_name(type));
 }
 
 /* A setting at the top of the file: a group of keys, or a top-level key. */
@@ -464,7 +131,7 @@ static int load_top(struct conf_load *ld, const config_setting_t *g)
 			return unknown_key(ld, &o, gname, more);
 		}
 		return key_err(ld, &o, gname, -EINVAL, "expected a group { ... }, got %s",
-			       type_name(config_setting_type(g)));
+			       conf_setting_type_name(g));
 	}
 	for (int i = 0; i < config_setting_length(g); i++) {
 		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
@@ -523,34 +190,6 @@ static int load_settings(struct conf_load *ld, config_t *cfg)
 }
 
 /* --- the command line ----------------------------------------------------------------- */
-
-/* @val, as text, for @k. */
-static int apply_value(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
-		       const char *val)
-{
-	switch (k->type) {
-	case CONF_BOOL: {
-		bool b;
-		if (conf_parse_bool(val, &b))
-			return key_err(ld, o, k->name, -EINVAL,
-				       "expected true/false, 1/0, yes/no or on/off (got \"%s\")", val);
-		set_bool(ld, k, o, b);
-		return 0;
-	}
-	case CONF_STRING:
-		return set_str(ld, k, o, val);
-	case CONF_ENUM:
-		return set_enum(ld, k, o, val);
-	case CONF_CUSTOM:
-		return set_custom(ld, k, o, val, NULL);
-	case CONF_SIZE:
-		return set_size_str(ld, k, o, val);
-	case CONF_U32:
-	case CONF_U64:
-		return set_num_str(ld, k, o, val);
-	}
-	return -EINVAL;
-}
 
 /* "KEY=VALUE" @set: its key into *@kp, its value into *@valp. */
 static int split_set(struct conf_load *ld, const struct origin *o, const char *set,
@@ -655,65 +294,6 @@ static int apply_first(struct conf_load *ld, config_t *cfg, const struct conf_ar
 	return ret;
 }
 
-/* --- cross-key rules ------------------------------------------------------------------ */
-
-static const struct origin *key_origin(const struct conf_load *ld, const char *key,
-				       const struct conf_key **kp)
-{
-	size_t i;
-	const struct conf_key *k = conf_key_find(ld->tabs, key, strlen(key), &i);
-
-	if (kp)
-		*kp = k;
-	return k ? &ld->origin[i] : NULL;
-}
-
-bool conf_key_is_set(const struct conf_load *ld, const char *key)
-{
-	const struct origin *o = key_origin(ld, key, NULL);
-
-	return o && (o->line || (o->opt && !o->preset));
-}
-
-int conf_reject(struct conf_load *ld, const char *key, const char *fmt, ...)
-{
-	static const struct origin none;
-	const struct origin *o = key_origin(ld, key, NULL);
-	va_list ap;
-
-	va_start(ap, fmt);
-	key_verr(ld, o ? o : &none, key, -EINVAL, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-int conf_check_not_above(struct conf_load *ld, const char *a, const char *b)
-{
-	const struct conf_key *ka, *kb;
-	uint64_t va, vb;
-
-	key_origin(ld, a, &ka);
-	key_origin(ld, b, &kb);
-	va = conf_num_get(ld->c, ka);
-	vb = conf_num_get(ld->c, kb);
-	if (va <= vb)
-		return 0;
-	if (conf_key_is_set(ld, a) || !conf_key_is_set(ld, b))
-		return conf_reject(ld, a, "%" PRIu64 " is larger than %s (%" PRIu64 ")", va, b, vb);
-	return conf_reject(ld, b, "%" PRIu64 " is smaller than %s (%" PRIu64 ")", vb, a, va);
-}
-
-static int validate(struct conf_load *ld)
-{
-	for (const struct conf_table *const *t = ld->tabs; *t; t++) {
-		int ret = (*t)->validate ? (*t)->validate(ld, ld->c) : 0;
-
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /* --- public ----------------------------------------------------------------------------- */
 
 static int load(const struct conf_table *const *tabs, const char *file,
@@ -745,7 +325,7 @@ static int load(const struct conf_table *const *tabs, const char *file,
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = apply_arg(&ld, &args[i]);
 	if (!ret)
-		ret = validate(&ld);
+		ret = conf_validate(&ld);
 	c.disk_size_given = conf_key_is_set(&ld, "disk.size");
 out:
 	/* origins point into cfg: messages are written, so it may go now */

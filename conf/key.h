@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The configuration's keys: how a module declares the keys it owns (struct conf_table), and
- * the helpers the loader (config.c) uses to walk them. Only conf/ includes this file; the
- * rest of plugdisk sees struct pd_config (config.h). How to add a key: see config.h. */
+ * the helpers the loader (config.c, store.c) uses to walk them. Only conf/ includes this file;
+ * the rest of plugdisk sees struct pd_config (config.h). How to add a key: see config.h. */
 #ifndef PLUGDISK_CONF_KEY_H
 #define PLUGDISK_CONF_KEY_H
 
@@ -162,7 +162,7 @@ bool conf_key_is_set(const struct conf_load *ld, const char *key);
  * first, and names both. 0 or -EINVAL. */
 int conf_check_not_above(struct conf_load *ld, const char *a, const char *b);
 
-/* --- for the loader and the printer (key.c) ------------------------------------------- */
+/* --- for the loader and the printer (key.c, keyvalue.c) ------------------------------ */
 
 /* The key called @name (@len bytes, not NUL-terminated) in @tabs, and its index among all
  * of them (for per-key state), or NULL. */
