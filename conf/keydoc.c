@@ -78,10 +78,8 @@ static const char *doc_unit(const struct conf_key *k)
 
 	if (k->type == CONF_SIZE)
 		return k->flags & CONF_PER_SEC ? " bytes/s" : " bytes";
-	if (n > 3 && !strcmp(k->name + n - 3, "_us"))
-		return " us";
-	if (n > 3 && !strcmp(k->name + n - 3, "_ms"))
-		return " ms";
+	if (conf_key_time_unit(k))
+		return conf_key_time_unit(k) == 1000 ? " us" : " ms";
 	if (n > 3 && !strcmp(k->name + n - 3, "_kb"))
 		return " KiB";
 	return "";

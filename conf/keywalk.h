@@ -51,4 +51,19 @@ const char *conf_num_str(const struct conf_key *k, uint64_t v, char *buf, size_t
 /* @k's value in @c as it follows "name = " in libconfig syntax, no ';' (keyvalue.c). */
 void conf_print_value(FILE *f, const struct pd_config *c, const struct conf_key *k);
 
+/* The nanoseconds in one unit of @k when it is a duration, named so: "..._us", "..._ms".
+ * 0 for any other key. */
+static inline uint64_t conf_key_time_unit(const struct conf_key *k)
+{
+	size_t n = strlen(k->name);
+
+	if (k->type != CONF_U32 && k->type != CONF_U64)
+		return 0;
+	if (n > 3 && !strcmp(k->name + n - 3, "_us"))
+		return 1000;
+	if (n > 3 && !strcmp(k->name + n - 3, "_ms"))
+		return 1000000;
+	return 0;
+}
+
 #endif

@@ -11,6 +11,7 @@
 
 #include "conf/intwrap.h"
 #include "conf/key.h"
+#include "conf/keywalk.h"
 #include "conf/load.h"
 #include "conf/parse.h"
 #include "core/units.h"
@@ -89,26 +90,12 @@ static int set_size_str(struct conf_load *ld, const struct conf_key *k,
 	return set_num(ld, k, o, v);
 }
 
-/* The nanoseconds in one unit of @k when it is a duration, named so: "..._us", "..._ms".
- * 0 for any other key. */
-static uint64_t key_time_unit(const struct conf_key *k)
-{
-	size_t n = strlen(k->name);
-
-	if (k->type != CONF_U32 && k->type != CONF_U64)
-		return 0;
-	if (n > 3 && !strcmp(k->name + n - 3, "_us"))
-		return 1000;
-	if (n > 3 && !strcmp(k->name + n - 3, "_ms"))
-		return 1000000;
-	return 0;
-}
 
 /* A duration key's value written with its unit: "2ms", "1.5s", "250us". */
 static int set_duration_str(struct conf_load *ld, const struct conf_key *k,
 			    const struct origin *o, const char *s)
 {
-	uint64_t unit = key_time_unit(k), ns;
+	uint64_t unit = conf_key_time_unit(k), ns;
 	const char *uname = unit == 1000 ? "microseconds" : "milliseconds";
 	int ret;
 
@@ -197,7 +184,7 @@ static int set_num_str(struct conf_load *ld, const struct conf_key *k, const str
 
 	if (*val == '-' && isdigit((unsigned char)val[1]))
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %s)", val);
-	if (key_time_unit(k) && !units_is_bare(val))
+	if (conf_key_time_unit(k) && !units_is_bare(val))
 		return set_duration_str(ld, k, o, val);
 	ret = conf_parse_u64_whole(val, &v);
 	if (ret == -ERANGE)
@@ -230,7 +217,7 @@ static const char *expected(const struct conf_key *k)
 	case CONF_BOOL: return "true or false";
 	case CONF_U32:
 	case CONF_U64:
-		return key_time_unit(k) ? "an integer or a duration string such as \"2ms\""
+		return conf_key_time_unit(k) ? "an integer or a duration string such as \"2ms\""
 					: "an integer";
 	case CONF_SIZE: return "an integer or a size string such as \"1G\"";
 	case CONF_STRING:
@@ -311,7 +298,7 @@ int load_setting(struct conf_load *ld, const config_setting_t *s, const char *fu
 		/* fall through */
 	case CONF_U32:
 	case CONF_U64:
-		if (type == CONFIG_TYPE_STRING && key_time_unit(k))
+		if (type == CONFIG_TYPE_STRING && conf_key_time_unit(k))
 			return set_duration_str(ld, k, &o, config_setting_get_string(s));
 		if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
 			break;
