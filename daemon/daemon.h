@@ -36,7 +36,7 @@ struct fuse_session;
 struct pd_parked;
 struct pd_uring;
 
-/* Large buffers kept for reuse (data.c), each PD_RXBUF_SIZE bytes. */
+/* Large buffers kept for reuse (data_budget.c), each PD_RXBUF_SIZE bytes. */
 #define PD_BIGBUF_FREE_MAX 16
 
 struct pd {
