@@ -83,7 +83,7 @@ struct pd {
 	size_t data_in_flight;		/* data_lock */
 	unsigned int data_waiters;	/* data_lock: receive threads waiting for the budget */
 	struct pd_parked *parked;	/* data_lock: requests parked by the last free thread */
-	size_t parked_bytes;		/* data_lock: memory they hold */
+	struct pd_parked **parked_tail;	/* data_lock: the last one's next, while any is parked */
 	unsigned int nr_parked;		/* data_lock: requests parked now */
 	unsigned int parked_peak;	/* data_lock: most requests parked at once */
 	uint64_t stats_parked;		/* data_lock: requests ever parked */

@@ -54,7 +54,6 @@ static void pd_io_free(struct pd_io *io)
 		pd_data_put(io->pd, io->charged);
 	if (io->bigbuf)
 		pd_bigbuf_put(io->pd, io->bigbuf);
-	free(io->heapbuf);
 	free(io);
 }
 
@@ -198,16 +197,15 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring);
 		return;
 	}
-	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), sizeof(struct pd_parked))) {
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), true)) {
 		struct pd_parked *pk = calloc(1, sizeof(*pk));
 
 		if (!pk) {
-			pd_data_unhold(pd, sizeof(struct pd_parked));
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
 		*pk = (struct pd_parked){ .req = req, .op = BIO_OP_READ, .off = (uint64_t)off,
-					  .len = size, .held = sizeof(*pk) };
+					  .len = size };
 		pd_park(pd, pk);
 		return;
 	}
@@ -255,15 +253,14 @@ static int pd_write_copy(struct fuse_bufvec *bufv, void *dst_mem, size_t size)
 /* Park a write refused by the budget: its data stays in the receive buffer (taken over), or
  * is copied. */
 static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv, uint64_t off,
-			  size_t size, char *rxdata, size_t held)
+			  size_t size, char *rxdata)
 {
 	struct pd_parked *pk = calloc(1, sizeof(*pk));
 	int err = ENOMEM;
 
 	if (!pk)
 		goto fail;
-	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size,
-				  .held = held };
+	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size };
 	if (rxdata) {
 		pk->mem = tls_rxbuf->mem;
 		pk->data = rxdata;
@@ -283,7 +280,6 @@ static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *buf
 	return;
 fail:
 	free(pk);
-	pd_data_unhold(pd, held);
 	fuse_reply_err(req, err);
 }
 
@@ -316,13 +312,9 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 		return;
 	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
-	{
-		size_t held = sizeof(struct pd_parked) + (in_rx ? PD_RXBUF_SIZE : size);
-
-		if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), held)) {
-			pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata, held);
-			return;
-		}
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), true)) {
+		pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata);
+		return;
 	}
 	io = pd_io_new_charged(pd, req, BIO_OP_WRITE, (uint64_t)off, size, rxdata);
 	if (!io) {

@@ -50,17 +50,16 @@ static bool pd_data_fits(struct pd *pd, size_t bytes)
 	return !pd->data_in_flight || pd->data_in_flight + bytes <= PD_DATA_BUDGET;
 }
 
-/* Take @bytes of the budget, waiting if need be; or, when @park_bytes is not 0 and this is
- * the last receive thread not waiting, return false without waiting: the caller parks the
- * request, which holds @park_bytes meanwhile. Returns true when the budget was taken. */
-bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes)
+/* Take @bytes of the budget, waiting if need be; or, when @may_park and this is the last
+ * receive thread not waiting, return false without waiting: the caller parks the request.
+ * Returns true when the budget was taken. */
+bool pd_data_get_or_park(struct pd *pd, size_t bytes, bool may_park)
 {
 	bool got = true;
 
 	pthread_mutex_lock(&pd->data_lock);
 	while (!pd_data_fits(pd, bytes)) {
-		if (park_bytes && pd->data_waiters + 1 >= pd->nr_threads) {
-			pd->parked_bytes += park_bytes;
+		if (may_park && pd->data_waiters + 1 >= pd->nr_threads) {
 			got = false;
 			break;
 		}
@@ -82,7 +81,7 @@ bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes)
 
 void pd_data_get(struct pd *pd, size_t bytes)
 {
-	pd_data_get_or_park(pd, bytes, 0);
+	pd_data_get_or_park(pd, bytes, false);
 }
 
 void pd_data_put(struct pd *pd, size_t bytes)
@@ -101,15 +100,6 @@ void pd_data_put(struct pd *pd, size_t bytes)
 		if (write(pd->kick_fd, &one, sizeof(one)) < 0) {
 		}
 	}
-}
-
-/* Give back @held parked bytes counted by pd_data_get_or_park() for a request that was not
- * parked after all. */
-void pd_data_unhold(struct pd *pd, size_t held)
-{
-	pthread_mutex_lock(&pd->data_lock);
-	pd->parked_bytes -= held;
-	pthread_mutex_unlock(&pd->data_lock);
 }
 
 /* ---- large buffers ---- */
@@ -175,20 +165,19 @@ void pd_fuse_trim_buffers(struct pd *pd, bool idle_only)
 
 /* ---- parked requests ---- */
 
-/* Park a request whose budget was refused (pd_data_get_or_park() counted @held). Replies
- * ENOMEM itself on failure. */
+/* Park a request whose budget pd_data_get_or_park() refused, at the tail: arrival order. */
 void pd_park(struct pd *pd, struct pd_parked *pk)
 {
-	struct pd_parked **pp;
+	struct pd_parked **tail;
 
 	pthread_mutex_lock(&pd->data_lock);
 	pd->stats_parked++;
 	if (++pd->nr_parked > pd->parked_peak)
 		pd->parked_peak = pd->nr_parked;
-	for (pp = &pd->parked; *pp; pp = &(*pp)->next)
-		;
+	tail = pd->parked ? pd->parked_tail : &pd->parked;
+	pd->parked_tail = &pk->next;
 	/* Atomic: pd_data_unpark() peeks at pd->parked without the lock. */
-	WRITE_ONCE(*pp, pk);
+	WRITE_ONCE(*tail, pk);
 	pthread_mutex_unlock(&pd->data_lock);
 	/* Completions may all have come before we queued: look at the budget once more. */
 	pd_data_unpark(pd);
@@ -219,7 +208,6 @@ void pd_data_unpark(struct pd *pd)
 		}
 		WRITE_ONCE(pd->parked, pk->next);
 		pd->nr_parked--;
-		pd->parked_bytes -= pk->held;
 		pd->data_in_flight += charge;
 		pthread_mutex_unlock(&pd->data_lock);
 

@@ -28,7 +28,6 @@ struct pd_io {
 	struct pd *pd;
 	size_t charged;		/* bytes of data taken from the daemon's data budget */
 	void *bigbuf;		/* the large buffer that holds its data (see pd_bigbuf_put), or NULL */
-	void *heapbuf;		/* a parked small write's data, or NULL */
 	struct iovec iov;
 	char data[];		/* the read or write buffer, or a range bio's iovecs */
 };
@@ -40,27 +39,24 @@ struct pd_parked {
 	enum bio_op op;
 	uint64_t off;
 	size_t len;
-	size_t held;		/* bytes counted in parked_bytes */
 	void *mem;		/* a write's data buffer: a receive buffer (big) or a heap copy */
 	char *data;		/* a write's data, inside mem */
 	bool big;		/* mem is a receive buffer */
 };
 
 /* data_budget.c. Take @bytes of the data budget, waiting if need be; or return false without
- * waiting when @park_bytes is not 0 and this is the last receive thread not waiting (the
- * caller then parks the request, which holds @park_bytes). Takes data_lock. */
-bool pd_data_get_or_park(struct pd *pd, size_t bytes, size_t park_bytes);
+ * waiting when @may_park and this is the last receive thread not waiting (the caller then
+ * parks the request). Takes data_lock. */
+bool pd_data_get_or_park(struct pd *pd, size_t bytes, bool may_park);
 /* Take @bytes of the data budget, waiting if need be. */
 void pd_data_get(struct pd *pd, size_t bytes);
 /* Give back @bytes of the data budget, and kick the receive threads when requests are parked. */
 void pd_data_put(struct pd *pd, size_t bytes);
-/* Give back @held parked bytes counted by pd_data_get_or_park() for a request not parked. */
-void pd_data_unhold(struct pd *pd, size_t held);
 /* A kept large buffer of PD_RXBUF_SIZE bytes, or a new one; NULL only when out of memory. */
 void *pd_bigbuf_get(struct pd *pd);
 /* Keep a large buffer done with for reuse, or free it when enough are kept. */
 void pd_bigbuf_put(struct pd *pd, void *mem);
-/* Park a request whose budget was refused (pd_data_get_or_park() counted its held bytes). */
+/* Park a request whose budget pd_data_get_or_park() refused, behind those already parked. */
 void pd_park(struct pd *pd, struct pd_parked *pk);
 
 /* data.c. The budget a read or write of @len bytes takes (@ext: its data is in a receive
