@@ -12,6 +12,7 @@
 
 #include "core/cache.h"
 #include "fakedev.h"
+#include "tests/unit/cacheio.h"
 
 #define IMG (1u << 20)
 #define MAXW 4096
@@ -125,34 +126,6 @@ static void gate_wait_held(unsigned int n)
 	pthread_mutex_unlock(&m->gate_lock);
 }
 
-/* One request of one bio and one buffer. */
-struct rqbuf {
-	struct request rq;
-	struct bio bio;
-	struct iovec iov;
-};
-
-static int do_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len, void *buf)
-{
-	struct rqbuf r;
-
-	memset(&r, 0, sizeof(r));
-	r.iov.iov_base = buf;
-	r.iov.iov_len = len;
-	r.bio.op = op;
-	r.bio.offset = off;
-	r.bio.len = (uint32_t)len;
-	r.bio.iovcnt = buf ? 1 : 0;
-	r.bio.iov = buf ? &r.iov : NULL;
-	r.rq.op = op;
-	r.rq.offset = off;
-	r.rq.len = len;
-	r.rq.bio = r.rq.biotail = &r.bio;
-	r.rq.nr_bios = 1;
-	r.rq.nr_iov = (unsigned int)r.bio.iovcnt;
-	return cache_exec(c, &r.rq);
-}
-
 /* Write @len bytes of @byte at @off. */
 static int wr(struct cache *c, uint64_t off, uint64_t len, uint8_t byte)
 {
@@ -160,14 +133,14 @@ static int wr(struct cache *c, uint64_t off, uint64_t len, uint8_t byte)
 	int ret;
 
 	memset(b, byte, len);
-	ret = do_io(c, BIO_OP_WRITE, off, len, b);
+	ret = cache_io(c, BIO_OP_WRITE, off, len, b);
 	free(b);
 	return ret;
 }
 
 static int flush(struct cache *c)
 {
-	return do_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+	return cache_io(c, BIO_OP_FLUSH, 0, 0, NULL);
 }
 
 /* Every byte of [off, off+len) of what a read returns is @byte. */
@@ -175,7 +148,7 @@ static void assert_reads(struct cache *c, uint64_t off, uint64_t len, uint8_t by
 {
 	uint8_t *b = malloc(len);
 
-	ck_assert_int_eq(do_io(c, BIO_OP_READ, off, len, b), 0);
+	ck_assert_int_eq(cache_io(c, BIO_OP_READ, off, len, b), 0);
 	for (uint64_t i = 0; i < len; i++)
 		ck_assert_msg(b[i] == byte, "read byte %llu is %u, expected %u",
 			      (unsigned long long)(off + i), b[i], byte);
@@ -277,7 +250,7 @@ START_TEST(test_read_overlays_pending_writes_in_order)
 	ck_assert_int_eq(flush(&c), 0); /* destaged: on the image now */
 	ck_assert_int_eq(wr(&c, 2048, 4096, 0x33), 0);
 	ck_assert_int_eq(wr(&c, 4096, 512, 0x44), 0);
-	ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
 	for (unsigned int i = 0; i < sizeof(b); i++) {
 		uint8_t want = i < 1024 ? 0x11 : i < 2048 ? 0x22 : i < 4096 ? 0x33
 			     : i < 4608 ? 0x44 : i < 6144 ? 0x33 : 0x11;
@@ -303,7 +276,7 @@ START_TEST(test_large_writes_across_chunks)
 	ck_assert_int_eq(wr(&c, 250 * KiB, 100 * KiB, 0x03), 0);	/* its tail and beyond */
 	ck_assert_int_eq(wr(&c, 0, 64 * KiB, 0x04), 0);		/* its head, chunk 0 */
 	for (int pass = 0; pass < 2; pass++) {
-		ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
+		ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
 		for (unsigned int i = 0; i < sizeof(b); i++) {
 			uint8_t want = i < 64 * KiB ? 0x04 : i < 250 * KiB ?
 				(i >= 130 * KiB && i < 134 * KiB ? 0x02 : 0x01) :
@@ -443,10 +416,10 @@ START_TEST(test_cut_drop_and_poweron)
 	ck_assert_int_eq(wr(&c, 8192, 4096, 0x03), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 9, "test"), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 9, "test"), -EALREADY);
-	ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, 512, b), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, 512, b), -EIO);
 	ck_assert_int_eq(wr(&c, 0, 512, 0x04), -EIO);
 	ck_assert_int_eq(flush(&c), -EIO);
-	ck_assert_int_eq(do_io(&c, BIO_OP_DISCARD, 0, 512, NULL), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_DISCARD, 0, 512, NULL), -EIO);
 	cache_snapshot(&c, &st, NULL);
 	ck_assert(!st.powered);
 	ck_assert_uint_eq(st.powercuts, 1);
@@ -682,8 +655,8 @@ START_TEST(test_requests_in_flight_at_a_cut_fail)
 		hook_op = ops[i];
 		m->hook = hook_cut_and_poweron;
 		memset(b, 0, sizeof(b));
-		ck_assert_msg(do_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
-				    ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
+		ck_assert_msg(cache_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
+				       ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
 			      "%s across a cut did not fail", bio_op_name[ops[i]]);
 		ck_assert_msg(m->hook == NULL, "%s never reached the image", bio_op_name[ops[i]]);
 		/* the cut dropped the write; a flush had destaged it first */
@@ -1093,7 +1066,7 @@ START_TEST(test_discard_after_pending_writes)
 	p.destage_delay_ms = 100000;
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 8192, 0x31), 0);
-	ck_assert_int_eq(do_io(&c, BIO_OP_DISCARD, 0, 4096, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_DISCARD, 0, 4096, NULL), 0);
 	assert_reads(&c, 0, 4096, 0);
 	assert_reads(&c, 4096, 4096, 0x31);
 	finish(&c);

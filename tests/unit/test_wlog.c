@@ -12,6 +12,7 @@
 
 #include "core/cache.h"
 #include "core/wlog.h"
+#include "tests/unit/cacheio.h"
 
 static char path[] = "/tmp/plugdisk-test-wlog.XXXXXX";
 
@@ -113,17 +114,6 @@ static int mem_exec(void *arg, struct request *rq)
 	return 0;
 }
 
-static int io(struct cache *c, enum bio_op op, uint64_t off, uint32_t len, void *buf)
-{
-	struct iovec iov = { buf, len };
-	struct bio bio = { .op = op, .offset = off, .len = len, .iovcnt = buf ? 1 : 0,
-			   .iov = buf ? &iov : NULL };
-	struct request rq = { .op = op, .offset = off, .len = len, .bio = &bio, .biotail = &bio,
-			      .nr_bios = 1, .nr_iov = buf ? 1 : 0 };
-
-	return cache_exec(c, &rq);
-}
-
 START_TEST(test_cache_logs_in_completion_order)
 {
 	static const struct { uint32_t type; uint64_t epoch, off; } want[] = {
@@ -144,12 +134,12 @@ START_TEST(test_cache_logs_in_completion_order)
 	ck_assert_int_eq(cache_init(&c, &p, mem_exec, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
 	memset(b, 1, sizeof(b));
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), -EIO); /* not logged */
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), -EIO); /* not logged */
 	cache_destroy(&c);
 
 	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
@@ -196,14 +186,14 @@ START_TEST(test_cache_logs_a_failed_flush)
 	ck_assert_int_eq(cache_init(&c, &p, flaky_exec, NULL, NULL, NULL), 0);
 	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
 	memset(b, 2, sizeof(b));
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
 	fail_flush = true;
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), -EIO);
 	fail_flush = false;
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
 	cache_destroy(&c);
 
 	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
