@@ -173,6 +173,14 @@ static void params(struct cache_params *p)
 	p->seed = 42;
 }
 
+/* params() for a cache whose background never destages within a test: writes stay pending
+ * until a flush, a freeze, a cut or a full cache moves them. */
+static void params_no_destage(struct cache_params *p)
+{
+	params(p);
+	p->destage_delay_ms = 100000;
+}
+
 static void start(struct cache *c, const struct cache_params *p)
 {
 	m = calloc(1, sizeof(*m));
@@ -351,8 +359,7 @@ START_TEST(test_flush_destages_then_syncs)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000; /* the background never destages */
+	params_no_destage(&p);
 	start(&c, &p);
 	for (unsigned int i = 0; i < 32; i++)
 		ck_assert_int_eq(wr(&c, i * 8192, 4096, 0x5a), 0);
@@ -382,9 +389,8 @@ START_TEST(test_flush_ignore_lies)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
-	p.destage_delay_ms = 100000;
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x5a), 0);
 	ck_assert_int_eq(flush(&c), 0);
@@ -407,8 +413,7 @@ START_TEST(test_cut_drop_and_poweron)
 	struct cache_stats st;
 	uint8_t b[512];
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
 	ck_assert_int_eq(flush(&c), 0);
@@ -452,9 +457,8 @@ START_TEST(test_cut_prefix_keeps_one_prefix_in_completion_order)
 		unsigned int kept = 0;
 		int lost = -1;
 
-		params(&p);
+		params_no_destage(&p);
 		p.flush = CACHE_FLUSH_IGNORE; /* several epochs stay pending */
-		p.destage_delay_ms = 100000;
 		start(&c, &p);
 		for (unsigned int e = 0; e < 3; e++) {
 			for (unsigned int i = 0; i < 8; i++)
@@ -517,8 +521,7 @@ static void cut_12_writes(enum cache_cut mode, unsigned int *kept, unsigned int 
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 4096;
 		start(&c, &p);
 		for (unsigned int i = 0; i < 12; i++)
@@ -559,8 +562,7 @@ START_TEST(test_small_writes_are_atomic_and_neighbours_untouched)
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 16384;
 		start(&c, &p);
 		memset(m->img, 0x99, IMG);
@@ -603,8 +605,7 @@ START_TEST(test_cut_tears_at_the_unit_of_the_cut)
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 4096;
 		start(&c, &p);
 		hook_cache = &c;
@@ -647,8 +648,7 @@ START_TEST(test_requests_in_flight_at_a_cut_fail)
 		struct cache c;
 		uint8_t b[4096];
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		start(&c, &p);
 		hook_cache = &c;
 		ck_assert_int_eq(wr(&c, 0, 4096, 0xab), 0);
@@ -877,8 +877,7 @@ START_TEST(test_arm_at_nth_flush)
 	struct cache c;
 	struct cache_arm a = { .kind = CACHE_ARM_FLUSH, .n = 3 };
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.powercut = CACHE_CUT_DROP;
 	start(&c, &p);
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -905,8 +904,7 @@ START_TEST(test_arm_at_nth_write_after_a_flush)
 	struct cache_arm got;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.powercut = CACHE_CUT_DROP;
 	start(&c, &p);
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -968,8 +966,7 @@ START_TEST(test_arm_at_a_time)
 	struct cache_arm a = { .kind = CACHE_ARM_TIME };
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	a.at_ns = now_ns + 50 * MS;
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -1016,9 +1013,8 @@ START_TEST(test_full_cache_destages_in_the_writer)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
+	params_no_destage(&p);
 	p.size = 64 * KiB;
-	p.destage_delay_ms = 100000;
 	start(&c, &p);
 	for (unsigned int i = 0; i < 64; i++) {
 		ck_assert_int_eq(wr(&c, i * 4096, 4096, (uint8_t)(i + 1)), 0);
@@ -1039,8 +1035,7 @@ START_TEST(test_overwrite_in_epoch_supersedes)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
 	start(&c, &p);
 	for (unsigned int i = 0; i < 100; i++)
@@ -1062,8 +1057,7 @@ START_TEST(test_discard_after_pending_writes)
 	struct cache_params p;
 	struct cache c;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 8192, 0x31), 0);
 	ck_assert_int_eq(cache_io(&c, BIO_OP_DISCARD, 0, 4096, NULL), 0);
@@ -1081,8 +1075,7 @@ START_TEST(test_freeze_destages_all_and_pauses_destaging)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
@@ -1118,8 +1111,7 @@ START_TEST(test_flush_reports_destage_error)
 	struct cache_params p;
 	struct cache c;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 1), 0);
 	m->fail = -ENOSPC;
@@ -1148,8 +1140,7 @@ START_TEST(test_under_the_controller)
 	struct tbio tb[3];
 	static uint8_t buf[3][4096];
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	fake_cache = &c;
 	fake_params(&f);
