@@ -715,25 +715,32 @@ static bool is_powered(struct cache *c)
 	return st.powered;
 }
 
+/* Start a cache that destages only when told, over the gated image, with 0x01 written at 0
+ * and a flush in @fl whose destage of it reached the image and waits at the closed gate. */
+static void start_with_held_flush(struct cache *c, struct op_thread *fl)
+{
+	struct cache_params p;
+
+	params_no_destage(&p);
+	start(c, &p);
+	cache_set_image(c, mem_image_exec, m);
+	ck_assert_int_eq(wr(c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&fl->t, NULL, flush_thread, fl), 0);
+	gate_wait_held(1);
+}
+
 /* A cut returns at once though a destage is held below the cache (a stall fault); that
  * destage fails its flush with EIO when it comes back; a newer write over its blocks is
  * lost; poweron waits for it, so that it cannot land over what comes after. */
 START_TEST(test_cut_does_not_wait_for_a_held_destage)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct cache_params p;
 		struct cache c;
 		struct cache_stats st;
 		struct op_thread fl = { .c = &c }, on = { .c = &c };
 
-		params(&p);
-		p.destage_delay_ms = 100000;
-		start(&c, &p);
-		cache_set_image(&c, mem_image_exec, m);
-		ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
-		gate_set(true);
-		ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
-		gate_wait_held(1); /* the flush's destage of 0x01 reached the image and waits */
+		start_with_held_flush(&c, &fl);
 		ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0);	/* newer, over the held one */
 		ck_assert_int_eq(wr(&c, 65536, 4096, 0x03), 0);
 		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_SUBSET, seed, "test"), 0);
@@ -764,18 +771,10 @@ END_TEST
  * power come back when the destage is released, from a poweron given while it was on. */
 START_TEST(test_poweron_with_the_power_on_does_not_wait)
 {
-	struct cache_params p;
 	struct cache c;
 	struct op_thread fl = { .c = &c }, on = { .c = &c, .ret = 1 };
 
-	params(&p);
-	p.destage_delay_ms = 100000;
-	start(&c, &p);
-	cache_set_image(&c, mem_image_exec, m);
-	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
-	gate_set(true);
-	ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
-	gate_wait_held(1); /* the flush's destage waits below the cache */
+	start_with_held_flush(&c, &fl);
 	ck_assert_int_eq(pthread_create(&on.t, NULL, poweron_thread, &on), 0);
 	usleep(20000);
 	ck_assert_msg(__atomic_load_n(&on.ret, __ATOMIC_SEQ_CST) == -EALREADY,
