@@ -114,25 +114,33 @@ static int mem_exec(void *arg, struct request *rq)
 	return 0;
 }
 
-START_TEST(test_cache_logs_in_completion_order)
+/* Start a writeback cache over @exec that destages only at a flush, logging to a new file
+ * at path. */
+static void start_logged(struct cache *c, io_exec_fn exec)
 {
-	static const struct { uint32_t type; uint64_t epoch, off; } want[] = {
-		{ WLOG_WRITE, 1, 0 },  { WLOG_WRITE, 1, 4096 }, { WLOG_FLUSH, 1, 0 },
-		{ WLOG_WRITE, 2, 8192 }, { WLOG_CUT, 2, 0 },
-	};
 	struct cache_params p;
-	struct cache c;
-	struct wlog_reader r;
-	struct wlog_rec rec;
-	uint8_t b[4096];
 
 	make_path();
 	cache_params_default(&p);
 	p.mode = CACHE_MODE_WRITEBACK;
 	p.destage_delay_ms = 100000;
 	p.seed = 3;
-	ck_assert_int_eq(cache_init(&c, &p, mem_exec, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	ck_assert_int_eq(cache_init(c, &p, exec, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cache_open_log(c, path, sizeof(img)), 0);
+}
+
+START_TEST(test_cache_logs_in_completion_order)
+{
+	static const struct { uint32_t type; uint64_t epoch, off; } want[] = {
+		{ WLOG_WRITE, 1, 0 },  { WLOG_WRITE, 1, 4096 }, { WLOG_FLUSH, 1, 0 },
+		{ WLOG_WRITE, 2, 8192 }, { WLOG_CUT, 2, 0 },
+	};
+	struct cache c;
+	struct wlog_reader r;
+	struct wlog_rec rec;
+	uint8_t b[4096];
+
+	start_logged(&c, mem_exec);
 	memset(b, 1, sizeof(b));
 	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
 	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
@@ -172,19 +180,12 @@ START_TEST(test_cache_logs_a_failed_flush)
 		{ WLOG_WRITE, 1 }, { WLOG_FLUSH, 1 }, { WLOG_WRITE, 2 }, { WLOG_FLUSH_FAILED, 2 },
 		{ WLOG_WRITE, 3 }, { WLOG_FLUSH, 3 },
 	};
-	struct cache_params p;
 	struct cache c;
 	struct wlog_reader r;
 	struct wlog_rec rec;
 	uint8_t b[4096];
 
-	make_path();
-	cache_params_default(&p);
-	p.mode = CACHE_MODE_WRITEBACK;
-	p.destage_delay_ms = 100000;
-	p.seed = 3;
-	ck_assert_int_eq(cache_init(&c, &p, flaky_exec, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	start_logged(&c, flaky_exec);
 	memset(b, 2, sizeof(b));
 	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
 	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
