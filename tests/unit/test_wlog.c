@@ -13,6 +13,7 @@
 #include "core/cache.h"
 #include "core/wlog.h"
 #include "tests/unit/cacheio.h"
+#include "tests/unit/suite.h"
 
 static char path[] = "/tmp/plugdisk-test-wlog.XXXXXX";
 
@@ -252,8 +253,6 @@ int main(void)
 {
 	Suite *s = suite_create("wlog");
 	TCase *tc = tcase_create("wlog");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_torn_last_record_and_bad_files);
@@ -261,9 +260,5 @@ int main(void)
 	tcase_add_test(tc, test_cache_logs_a_failed_flush);
 	tcase_add_test(tc, test_versions);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(s);
 }
