@@ -15,16 +15,12 @@
 #include "tests/unit/cacheio.h"
 #include "tests/unit/suite.h"
 
-static char path[] = "/tmp/plugdisk-test-wlog.XXXXXX";
+#define PATH_TEMPLATE "/tmp/plugdisk-test-wlog.XXXXXX"
+static char path[] = PATH_TEMPLATE;
 
 static void make_path(void)
 {
-	int fd;
-
-	strcpy(path, "/tmp/plugdisk-test-wlog.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	make_tmp_file(path, sizeof(path), PATH_TEMPLATE);
 }
 
 START_TEST(test_round_trip)

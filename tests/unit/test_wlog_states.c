@@ -16,16 +16,12 @@
 #include "core/wlog_states.h"
 #include "tests/unit/suite.h"
 
-static char path[] = "/tmp/plugdisk-test-wstates.XXXXXX";
+#define PATH_TEMPLATE "/tmp/plugdisk-test-wstates.XXXXXX"
+static char path[] = PATH_TEMPLATE;
 
 static void make_path(void)
 {
-	int fd;
-
-	strcpy(path, "/tmp/plugdisk-test-wstates.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	make_tmp_file(path, sizeof(path), PATH_TEMPLATE);
 }
 
 START_TEST(test_extmap_matches_a_byte_model)
