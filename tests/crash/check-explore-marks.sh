@@ -5,6 +5,7 @@
 # cache.flush = ignore gives failing states, which --state ID --image rebuilds exactly;
 # marks need the log; bad input exits 2.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/explore-lib.sh"
 require_fuse
 require_cmd jq
 
@@ -32,12 +33,9 @@ record() {
 truncate -s 16M "$T/base.img"
 
 record "$T/honour.log"
-rc=0
-"$PLUGDISK" explore -j 2 --json "$T/honour.log" "$T/base.img" -- "$CHECK" >"$T/all.json" ||
-	rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/all.json" >&2
+explore_json "$T/all.json" "$T/honour.log" "$T/base.img" -- "$CHECK"
 jq -r '.failures[:2][] | "\(.id) \(.after) \(.kind) \(.output)"' "$T/all.json" >&2
-assert_eq "$rc" 0 "explore's status on the fsynced steps"
+assert_eq "$EXPLORE_RC" 0 "explore's status on the fsynced steps"
 [ "$(jq .checked "$T/all.json")" -ge 20 ] || fail "fewer than 20 states checked"
 
 # A checker that fails where step 5's first write survived: the same report twice.
@@ -64,12 +62,10 @@ cmp -s "$T/a.ids" "$T/c.ids" && fail "seeds 9 and 10 sampled the same states"
 
 # A disk that ignores flushes: acknowledged steps are lost in some states.
 record "$T/ignore.log" --set cache.flush=ignore
-rc=0
 mkdir "$T/keep"
-"$PLUGDISK" explore -j 2 --budget 120 --json --keep-failing "$T/keep" "$T/ignore.log" \
-	"$T/base.img" -- "$CHECK" >"$T/ign.json" || rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/ign.json" >&2
-assert_eq "$rc" 1 "explore's status with cache.flush = ignore"
+explore_json "$T/ign.json" --budget 120 --keep-failing "$T/keep" "$T/ignore.log" \
+	"$T/base.img" -- "$CHECK"
+assert_eq "$EXPLORE_RC" 1 "explore's status with cache.flush = ignore"
 [ "$(jq .failed "$T/ign.json")" -gt 0 ] || fail "no failing state with cache.flush = ignore"
 jq -e '.failures[0].after | test("ignored")' "$T/ign.json" >/dev/null ||
 	fail "a failure does not say its flush was ignored"

@@ -19,18 +19,12 @@ explore_record "$T/good.log"
 explore_rename_workload 1
 explore_record_end
 
-rc=0
-"$PLUGDISK" explore -j 2 --budget 100 --json "$T/bad.log" "$T/base.img" -- "$CHECK" \
-	>"$T/bad.json" || rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/bad.json" >&2
-assert_eq "$rc" 1 "explore's status without the fsync"
+explore_json "$T/bad.json" --budget 100 "$T/bad.log" "$T/base.img" -- "$CHECK"
+assert_eq "$EXPLORE_RC" 1 "explore's status without the fsync"
 [ "$(jq '.failed' "$T/bad.json")" -gt 0 ] || fail "no failing state without the fsync"
 jq -r '.failures[0] | .after, .kind, .output' "$T/bad.json" >&2
 
-rc=0
-"$PLUGDISK" explore -j 2 --json "$T/good.log" "$T/base.img" -- "$CHECK" >"$T/good.json" ||
-	rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/good.json" >&2
+explore_json "$T/good.json" "$T/good.log" "$T/base.img" -- "$CHECK"
 jq -r '.failures[0] | .after, .kind, .output' "$T/good.json" >&2
-assert_eq "$rc" 0 "explore's status with the fsync"
+assert_eq "$EXPLORE_RC" 0 "explore's status with the fsync"
 [ "$(jq '.checked' "$T/good.json")" -gt 10 ] || fail "too few states checked with the fsync"

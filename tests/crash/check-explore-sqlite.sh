@@ -35,17 +35,12 @@ for sync in FULL OFF; do
 	explore_record_end
 done
 
-rc=0
-"$PLUGDISK" explore -j 2 -k 1 --budget "${EXPLORE_BUDGET:-250}" --json "$T/FULL.log" \
-	"$T/base.img" -- "$CHECK" >"$T/full.json" || rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/full.json" >&2
+explore_json "$T/full.json" -k 1 --budget "${EXPLORE_BUDGET:-250}" "$T/FULL.log" \
+	"$T/base.img" -- "$CHECK"
 jq -r '.failures[:3][] | "\(.id) \(.after) \(.kind): \(.output)"' "$T/full.json" >&2
-assert_eq "$rc" 0 "explore's status with synchronous = FULL"
+assert_eq "$EXPLORE_RC" 0 "explore's status with synchronous = FULL"
 
-rc=0
-"$PLUGDISK" explore -j 2 -k 1 --budget 80 --json "$T/OFF.log" "$T/base.img" -- "$CHECK" \
-	>"$T/off.json" || rc=$?
-jq -c '{states_total, checked, passed, failed, duplicates}' "$T/off.json" >&2
-assert_eq "$rc" 1 "explore's status with synchronous = OFF"
+explore_json "$T/off.json" -k 1 --budget 80 "$T/OFF.log" "$T/base.img" -- "$CHECK"
+assert_eq "$EXPLORE_RC" 1 "explore's status with synchronous = OFF"
 jq -e '[.failures[].output | test("acknowledged id [0-9]+ is lost")] | any' "$T/off.json" \
 	>/dev/null || fail "no state lost an acknowledged id with synchronous = OFF"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Helpers of the `plugdisk explore` tests (tests/crash/check-explore-*.sh), sourced after
-# tests/lib.sh: an ext4 base image, and recording a workload on it through plugdisk with
-# cache.log.
+# tests/lib.sh: an ext4 base image, recording a workload on it through plugdisk with
+# cache.log, and running explore over the recording.
 
 # explore_ext4_base SIZE: an ext4 image $T/base.img of SIZE with a file "target" holding
 # version 0; every inode table and the journal initialised now, so that the recording holds
@@ -80,4 +80,14 @@ explore_file_workload() {
 		[ $((i % 10)) = 0 ] && sleep 0.4
 	done
 	true
+}
+
+# explore_json OUT [explore args...]: run `plugdisk explore -j 2 --json ARGS` with its report
+# in OUT; set EXPLORE_RC to its exit status and show the report's counts on stderr.
+explore_json() {
+	local out=$1
+	shift
+	EXPLORE_RC=0
+	"$PLUGDISK" explore -j 2 --json "$@" >"$out" || EXPLORE_RC=$?
+	jq -c '{states_total, checked, passed, failed, duplicates}' "$out" >&2
 }

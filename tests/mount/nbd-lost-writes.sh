@@ -17,11 +17,7 @@ server() { nbdkit_start unix --filter=cache file "$T/server.img" cache=writeback
 restart() {
 	nbd_kill
 	server
-	for _ in $(seq 200); do
-		[ "$(stat_get nbd_connections_up)" = "$nconn" ] && return 0
-		sleep 0.1
-	done
-	fail "the backend did not reconnect"
+	stat_wait nbd_connections_up "$nconn" "the backend did not reconnect" 20
 }
 server
 pd_start -i "$NBD_URI" -s 32M --set backend.timeout_ms=2000

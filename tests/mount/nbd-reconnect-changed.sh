@@ -38,10 +38,6 @@ changed "block sizes" --filter=blocksize-policy file "$T/server.img" blocksize-m
 # The export as it was: taken back.
 nbd_kill
 nbdkit_start unix file "$T/server.img"
-for _ in $(seq 200); do
-	[ "$(stat_get nbd_connections_up)" = "$nconn" ] && break
-	sleep 0.1
-done
-assert_eq "$(stat_get nbd_connections_up)" "$nconn" "connections up with the export as it was"
+stat_wait nbd_connections_up "$nconn" "connections up with the export as it was" 20
 assert_eq "$($P -d "$D" verify 0 65536 3)" "65536 ok" "data after the reconnect"
 pd_stop

@@ -63,11 +63,7 @@ assert_eq "$(grep -c 'connection .* lost' "$T/daemon.log")" 1 "log lines about t
 
 # The server comes back on the same socket: the backend reconnects by itself.
 nbdkit_start unix file "$T/server.img"
-for i in $(seq 200); do
-	[ "$(stat_get nbd_connections_up)" = "$nconn" ] && break
-	sleep 0.1
-done
-assert_eq "$(stat_get nbd_connections_up)" "$nconn" "connections up after the restart"
+stat_wait nbd_connections_up "$nconn" "connections up after the restart" 20
 assert_gt "$(stat_get nbd_reconnects)" $((nconn - 1)) "nbd_reconnects"
 grep -q 'working again' "$T/daemon.log" || fail "no log line for the recovery"
 # The writer goes on succeeding now; give it a few acknowledged writes after the outage.

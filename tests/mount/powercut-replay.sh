@@ -4,12 +4,10 @@
 # the image at each flush boundary, and at crash states after the last flush: drop loses the
 # tail, subset tears it only at the atomic unit, and the same seed replays the same state.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../replay-lib.sh"
 require_fuse
 
 for i in 1 2 3 4; do head -c 256K /dev/urandom >"$T/p$i"; done
-zero() { head -c "$1" /dev/zero; }
-# region N of the image (256 KiB each)
-region() { dd if="$1" bs=256K skip="$2" count=1 status=none; }
 
 pd_start -s 16M --set cache.mode=writeback --set cache.destage_delay_ms=600000 \
 	--set cache.atomic_write=4096 --set "cache.log=$T/w.log"
@@ -28,20 +26,9 @@ cat "$T/list" >&2
 
 # Each of the 3 flushes: fsync after step i makes steps 1..i durable (dd's fsync is the
 # i-th flush the disk saw).
-for i in 1 2 3; do
-	rm -f "$T/r.img"
-	"$PLUGDISK" replay "$T/w.log" "$T/r.img" --flush "$i" >/dev/null 2>"$T/err" ||
-		{ cat "$T/err" >&2; fail "replay --flush $i failed"; }
-	for j in 1 2 3 4; do
-		if [ "$j" -le "$i" ]; then
-			cmp -s <(region "$T/r.img" $((j - 1))) "$T/p$j" ||
-				fail "--flush $i: step $j missing"
-		else
-			cmp -s <(region "$T/r.img" $((j - 1))) <(zero 256K) ||
-				fail "--flush $i: step $j present"
-		fi
-	done
-done
+replay_flush_has 1 "1"
+replay_flush_has 2 "1 2"
+replay_flush_has 3 "1 2 3"
 "$PLUGDISK" replay "$T/w.log" "$T/r.img" --flush 9 >/dev/null 2>&1 &&
 	fail "replay --flush beyond the log succeeded"
 

@@ -4,11 +4,10 @@
 # logged as failed and not counted: flush N is the N-th completed flush in --list, --flush N
 # and --crash N alike, and the completed flush after the failed one covers its writes.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../replay-lib.sh"
 require_fuse
 
 for i in 1 2 3 4; do head -c 256K /dev/urandom >"$T/p$i"; done
-zero() { head -c "$1" /dev/zero; }
-region() { dd if="$1" bs=256K skip="$2" count=1 status=none; }
 # step I: region I-1 written and fsynced (one flush each).
 step() {
 	dd if="$T/p$1" of="$MNT/disk" bs=256K seek=$(($1 - 1)) oflag=direct conv=notrunc,fsync \
@@ -32,21 +31,9 @@ grep -q "^end after .*, 3 flushes$" "$T/list" || fail "the end line does not cou
 
 # flush 1: step 1; flush 2 (step 3's fsync): steps 1-3, the failed step 2 included; flush 3:
 # all four.
-want=("" "1" "1 2 3" "1 2 3 4")
-for n in 1 2 3; do
-	rm -f "$T/r.img"
-	"$PLUGDISK" replay "$T/w.log" "$T/r.img" --flush "$n" >/dev/null 2>"$T/err" ||
-		{ cat "$T/err" >&2; fail "replay --flush $n failed"; }
-	for j in 1 2 3 4; do
-		if [[ " ${want[n]} " == *" $j "* ]]; then
-			cmp -s <(region "$T/r.img" $((j - 1))) "$T/p$j" ||
-				fail "--flush $n: step $j missing"
-		else
-			cmp -s <(region "$T/r.img" $((j - 1))) <(zero 256K) ||
-				fail "--flush $n: step $j present"
-		fi
-	done
-done
+replay_flush_has 1 "1"
+replay_flush_has 2 "1 2 3"
+replay_flush_has 3 "1 2 3 4"
 expect_exit 1 "$PLUGDISK" replay "$T/w.log" "$T/r.img" --flush 4
 grep -q "the log has 3 flushes, not 4" "$T/out" || fail "--flush 4: $(cat "$T/out")"
 

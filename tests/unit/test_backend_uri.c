@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/backend.h"
+#include "tests/unit/suite.h"
 
 static struct nbd_uri u;
 static char err[256];
@@ -244,11 +245,5 @@ static Suite *uri_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(uri_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(uri_suite());
 }

@@ -12,6 +12,7 @@
 
 #include "core/cache.h"
 #include "fakedev.h"
+#include "tests/unit/cacheio.h"
 
 #define IMG (1u << 20)
 #define MAXW 4096
@@ -125,34 +126,6 @@ static void gate_wait_held(unsigned int n)
 	pthread_mutex_unlock(&m->gate_lock);
 }
 
-/* One request of one bio and one buffer. */
-struct rqbuf {
-	struct request rq;
-	struct bio bio;
-	struct iovec iov;
-};
-
-static int do_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len, void *buf)
-{
-	struct rqbuf r;
-
-	memset(&r, 0, sizeof(r));
-	r.iov.iov_base = buf;
-	r.iov.iov_len = len;
-	r.bio.op = op;
-	r.bio.offset = off;
-	r.bio.len = (uint32_t)len;
-	r.bio.iovcnt = buf ? 1 : 0;
-	r.bio.iov = buf ? &r.iov : NULL;
-	r.rq.op = op;
-	r.rq.offset = off;
-	r.rq.len = len;
-	r.rq.bio = r.rq.biotail = &r.bio;
-	r.rq.nr_bios = 1;
-	r.rq.nr_iov = (unsigned int)r.bio.iovcnt;
-	return cache_exec(c, &r.rq);
-}
-
 /* Write @len bytes of @byte at @off. */
 static int wr(struct cache *c, uint64_t off, uint64_t len, uint8_t byte)
 {
@@ -160,14 +133,14 @@ static int wr(struct cache *c, uint64_t off, uint64_t len, uint8_t byte)
 	int ret;
 
 	memset(b, byte, len);
-	ret = do_io(c, BIO_OP_WRITE, off, len, b);
+	ret = cache_io(c, BIO_OP_WRITE, off, len, b);
 	free(b);
 	return ret;
 }
 
 static int flush(struct cache *c)
 {
-	return do_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+	return cache_io(c, BIO_OP_FLUSH, 0, 0, NULL);
 }
 
 /* Every byte of [off, off+len) of what a read returns is @byte. */
@@ -175,7 +148,7 @@ static void assert_reads(struct cache *c, uint64_t off, uint64_t len, uint8_t by
 {
 	uint8_t *b = malloc(len);
 
-	ck_assert_int_eq(do_io(c, BIO_OP_READ, off, len, b), 0);
+	ck_assert_int_eq(cache_io(c, BIO_OP_READ, off, len, b), 0);
 	for (uint64_t i = 0; i < len; i++)
 		ck_assert_msg(b[i] == byte, "read byte %llu is %u, expected %u",
 			      (unsigned long long)(off + i), b[i], byte);
@@ -198,6 +171,14 @@ static void params(struct cache_params *p)
 	p->destage_delay_ms = 10;
 	p->destage_rate = 0;
 	p->seed = 42;
+}
+
+/* params() for a cache whose background never destages within a test: writes stay pending
+ * until a flush, a freeze, a cut or a full cache moves them. */
+static void params_no_destage(struct cache_params *p)
+{
+	params(p);
+	p->destage_delay_ms = 100000;
 }
 
 static void start(struct cache *c, const struct cache_params *p)
@@ -277,7 +258,7 @@ START_TEST(test_read_overlays_pending_writes_in_order)
 	ck_assert_int_eq(flush(&c), 0); /* destaged: on the image now */
 	ck_assert_int_eq(wr(&c, 2048, 4096, 0x33), 0);
 	ck_assert_int_eq(wr(&c, 4096, 512, 0x44), 0);
-	ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
 	for (unsigned int i = 0; i < sizeof(b); i++) {
 		uint8_t want = i < 1024 ? 0x11 : i < 2048 ? 0x22 : i < 4096 ? 0x33
 			     : i < 4608 ? 0x44 : i < 6144 ? 0x33 : 0x11;
@@ -303,7 +284,7 @@ START_TEST(test_large_writes_across_chunks)
 	ck_assert_int_eq(wr(&c, 250 * KiB, 100 * KiB, 0x03), 0);	/* its tail and beyond */
 	ck_assert_int_eq(wr(&c, 0, 64 * KiB, 0x04), 0);		/* its head, chunk 0 */
 	for (int pass = 0; pass < 2; pass++) {
-		ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
+		ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, sizeof(b), b), 0);
 		for (unsigned int i = 0; i < sizeof(b); i++) {
 			uint8_t want = i < 64 * KiB ? 0x04 : i < 250 * KiB ?
 				(i >= 130 * KiB && i < 134 * KiB ? 0x02 : 0x01) :
@@ -378,8 +359,7 @@ START_TEST(test_flush_destages_then_syncs)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000; /* the background never destages */
+	params_no_destage(&p);
 	start(&c, &p);
 	for (unsigned int i = 0; i < 32; i++)
 		ck_assert_int_eq(wr(&c, i * 8192, 4096, 0x5a), 0);
@@ -409,9 +389,8 @@ START_TEST(test_flush_ignore_lies)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
-	p.destage_delay_ms = 100000;
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x5a), 0);
 	ck_assert_int_eq(flush(&c), 0);
@@ -434,8 +413,7 @@ START_TEST(test_cut_drop_and_poweron)
 	struct cache_stats st;
 	uint8_t b[512];
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
 	ck_assert_int_eq(flush(&c), 0);
@@ -443,10 +421,10 @@ START_TEST(test_cut_drop_and_poweron)
 	ck_assert_int_eq(wr(&c, 8192, 4096, 0x03), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 9, "test"), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 9, "test"), -EALREADY);
-	ck_assert_int_eq(do_io(&c, BIO_OP_READ, 0, 512, b), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_READ, 0, 512, b), -EIO);
 	ck_assert_int_eq(wr(&c, 0, 512, 0x04), -EIO);
 	ck_assert_int_eq(flush(&c), -EIO);
-	ck_assert_int_eq(do_io(&c, BIO_OP_DISCARD, 0, 512, NULL), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_DISCARD, 0, 512, NULL), -EIO);
 	cache_snapshot(&c, &st, NULL);
 	ck_assert(!st.powered);
 	ck_assert_uint_eq(st.powercuts, 1);
@@ -479,9 +457,8 @@ START_TEST(test_cut_prefix_keeps_one_prefix_in_completion_order)
 		unsigned int kept = 0;
 		int lost = -1;
 
-		params(&p);
+		params_no_destage(&p);
 		p.flush = CACHE_FLUSH_IGNORE; /* several epochs stay pending */
-		p.destage_delay_ms = 100000;
 		start(&c, &p);
 		for (unsigned int e = 0; e < 3; e++) {
 			for (unsigned int i = 0; i < 8; i++)
@@ -544,8 +521,7 @@ static void cut_12_writes(enum cache_cut mode, unsigned int *kept, unsigned int 
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 4096;
 		start(&c, &p);
 		for (unsigned int i = 0; i < 12; i++)
@@ -586,8 +562,7 @@ START_TEST(test_small_writes_are_atomic_and_neighbours_untouched)
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 16384;
 		start(&c, &p);
 		memset(m->img, 0x99, IMG);
@@ -630,8 +605,7 @@ START_TEST(test_cut_tears_at_the_unit_of_the_cut)
 		struct cache_params p;
 		struct cache c;
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		p.atomic_write = 4096;
 		start(&c, &p);
 		hook_cache = &c;
@@ -674,16 +648,15 @@ START_TEST(test_requests_in_flight_at_a_cut_fail)
 		struct cache c;
 		uint8_t b[4096];
 
-		params(&p);
-		p.destage_delay_ms = 100000;
+		params_no_destage(&p);
 		start(&c, &p);
 		hook_cache = &c;
 		ck_assert_int_eq(wr(&c, 0, 4096, 0xab), 0);
 		hook_op = ops[i];
 		m->hook = hook_cut_and_poweron;
 		memset(b, 0, sizeof(b));
-		ck_assert_msg(do_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
-				    ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
+		ck_assert_msg(cache_io(&c, ops[i], 0, ops[i] == BIO_OP_FLUSH ? 0 : 4096,
+				       ops[i] == BIO_OP_READ ? b : NULL) == -EIO,
 			      "%s across a cut did not fail", bio_op_name[ops[i]]);
 		ck_assert_msg(m->hook == NULL, "%s never reached the image", bio_op_name[ops[i]]);
 		/* the cut dropped the write; a flush had destaged it first */
@@ -742,25 +715,32 @@ static bool is_powered(struct cache *c)
 	return st.powered;
 }
 
+/* Start a cache that destages only when told, over the gated image, with 0x01 written at 0
+ * and a flush in @fl whose destage of it reached the image and waits at the closed gate. */
+static void start_with_held_flush(struct cache *c, struct op_thread *fl)
+{
+	struct cache_params p;
+
+	params_no_destage(&p);
+	start(c, &p);
+	cache_set_image(c, mem_image_exec, m);
+	ck_assert_int_eq(wr(c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&fl->t, NULL, flush_thread, fl), 0);
+	gate_wait_held(1);
+}
+
 /* A cut returns at once though a destage is held below the cache (a stall fault); that
  * destage fails its flush with EIO when it comes back; a newer write over its blocks is
  * lost; poweron waits for it, so that it cannot land over what comes after. */
 START_TEST(test_cut_does_not_wait_for_a_held_destage)
 {
 	for (uint64_t seed = 1; seed <= 6; seed++) {
-		struct cache_params p;
 		struct cache c;
 		struct cache_stats st;
 		struct op_thread fl = { .c = &c }, on = { .c = &c };
 
-		params(&p);
-		p.destage_delay_ms = 100000;
-		start(&c, &p);
-		cache_set_image(&c, mem_image_exec, m);
-		ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
-		gate_set(true);
-		ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
-		gate_wait_held(1); /* the flush's destage of 0x01 reached the image and waits */
+		start_with_held_flush(&c, &fl);
 		ck_assert_int_eq(wr(&c, 0, 4096, 0x02), 0);	/* newer, over the held one */
 		ck_assert_int_eq(wr(&c, 65536, 4096, 0x03), 0);
 		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_SUBSET, seed, "test"), 0);
@@ -791,18 +771,10 @@ END_TEST
  * power come back when the destage is released, from a poweron given while it was on. */
 START_TEST(test_poweron_with_the_power_on_does_not_wait)
 {
-	struct cache_params p;
 	struct cache c;
 	struct op_thread fl = { .c = &c }, on = { .c = &c, .ret = 1 };
 
-	params(&p);
-	p.destage_delay_ms = 100000;
-	start(&c, &p);
-	cache_set_image(&c, mem_image_exec, m);
-	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
-	gate_set(true);
-	ck_assert_int_eq(pthread_create(&fl.t, NULL, flush_thread, &fl), 0);
-	gate_wait_held(1); /* the flush's destage waits below the cache */
+	start_with_held_flush(&c, &fl);
 	ck_assert_int_eq(pthread_create(&on.t, NULL, poweron_thread, &on), 0);
 	usleep(20000);
 	ck_assert_msg(__atomic_load_n(&on.ret, __ATOMIC_SEQ_CST) == -EALREADY,
@@ -904,8 +876,7 @@ START_TEST(test_arm_at_nth_flush)
 	struct cache c;
 	struct cache_arm a = { .kind = CACHE_ARM_FLUSH, .n = 3 };
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.powercut = CACHE_CUT_DROP;
 	start(&c, &p);
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -932,8 +903,7 @@ START_TEST(test_arm_at_nth_write_after_a_flush)
 	struct cache_arm got;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.powercut = CACHE_CUT_DROP;
 	start(&c, &p);
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -995,8 +965,7 @@ START_TEST(test_arm_at_a_time)
 	struct cache_arm a = { .kind = CACHE_ARM_TIME };
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	a.at_ns = now_ns + 50 * MS;
 	ck_assert_int_eq(cache_arm(&c, &a), 0);
@@ -1043,9 +1012,8 @@ START_TEST(test_full_cache_destages_in_the_writer)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
+	params_no_destage(&p);
 	p.size = 64 * KiB;
-	p.destage_delay_ms = 100000;
 	start(&c, &p);
 	for (unsigned int i = 0; i < 64; i++) {
 		ck_assert_int_eq(wr(&c, i * 4096, 4096, (uint8_t)(i + 1)), 0);
@@ -1066,8 +1034,7 @@ START_TEST(test_overwrite_in_epoch_supersedes)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
 	start(&c, &p);
 	for (unsigned int i = 0; i < 100; i++)
@@ -1089,11 +1056,10 @@ START_TEST(test_discard_after_pending_writes)
 	struct cache_params p;
 	struct cache c;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 8192, 0x31), 0);
-	ck_assert_int_eq(do_io(&c, BIO_OP_DISCARD, 0, 4096, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_DISCARD, 0, 4096, NULL), 0);
 	assert_reads(&c, 0, 4096, 0);
 	assert_reads(&c, 4096, 4096, 0x31);
 	finish(&c);
@@ -1108,8 +1074,7 @@ START_TEST(test_freeze_destages_all_and_pauses_destaging)
 	struct cache c;
 	struct cache_stats st;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	p.flush = CACHE_FLUSH_IGNORE;
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
@@ -1145,8 +1110,7 @@ START_TEST(test_flush_reports_destage_error)
 	struct cache_params p;
 	struct cache c;
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	ck_assert_int_eq(wr(&c, 0, 4096, 1), 0);
 	m->fail = -ENOSPC;
@@ -1175,8 +1139,7 @@ START_TEST(test_under_the_controller)
 	struct tbio tb[3];
 	static uint8_t buf[3][4096];
 
-	params(&p);
-	p.destage_delay_ms = 100000;
+	params_no_destage(&p);
 	start(&c, &p);
 	fake_cache = &c;
 	fake_params(&f);

@@ -15,6 +15,7 @@
 
 #include "conf/key.h"
 #include "conf/parse.h"
+#include "tests/unit/suite.h"
 
 static char path[PATH_MAX];
 static char err[1024];
@@ -392,8 +393,7 @@ static Suite *key_suite(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed, fd;
+	int ret, fd;
 
 	snprintf(path, sizeof(path), "/tmp/plugdisk-test-conf-key-XXXXXX");
 	fd = mkstemp(path);
@@ -402,10 +402,7 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	sr = srunner_create(key_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	ret = run_suite(key_suite());
 	unlink(path);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return ret;
 }

@@ -9,6 +9,7 @@
 
 #include "conf/config.h"
 #include "conf/parse.h"
+#include "tests/unit/suite.h"
 
 START_TEST(test_u64_reads_leading_digits)
 {
@@ -137,11 +138,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(parse_suite());
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
+#include "tests/unit/suite.h"
 
 /* conf_load takes argv-style strings; it never writes them */
 #define S(lit) ((char *)(lit))
@@ -817,17 +818,13 @@ static void remove_tmpdir(void)
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
+	int ret;
 
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
 	}
-	sr = srunner_create(config_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	ret = run_suite(config_suite());
 	remove_tmpdir();
-	return failed ? 1 : 0;
+	return ret;
 }

@@ -11,6 +11,7 @@
 #include "core/clock.h"
 #include "core/latency.h"
 #include "core/params.h"
+#include "tests/unit/suite.h"
 
 #define T0 (1000ull * NSEC_PER_SEC)
 #define US NSEC_PER_USEC
@@ -344,11 +345,5 @@ static Suite *latency_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(latency_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(latency_suite());
 }

@@ -94,6 +94,7 @@
 #include "core/queue.h"
 #include "core/timer.h"
 #include "core/wlog.h"
+#include "tests/unit/cacheio.h"
 #include "tests/unit/suite.h"
 
 #define BLK 512u
@@ -566,6 +567,20 @@ static bool read_allows(const struct run *r, uint32_t b, uint64_t ri, uint64_t r
 	return false;
 }
 
+/* The first block of @img, the whole disk as a read issued at @ri that ended at @rd saw it,
+ * holding what the model does not allow there, with what it holds in @v (-1: no value
+ * written); -1 when every block holds an allowed value. */
+static int64_t first_disallowed_block(const struct run *r, const uint8_t *img, uint64_t ri,
+				      uint64_t rd, int64_t *v)
+{
+	for (uint32_t b = 0; b < NBLK; b++) {
+		*v = decode_block(img + (uint64_t)b * BLK, b);
+		if (*v < 0 || !read_allows(r, b, ri, rd, (uint32_t)*v))
+			return b;
+	}
+	return -1;
+}
+
 /* May a cut leave @val in block @b: not replaced by a durable operation issued after it? */
 static bool cut_allows(const struct run *r, uint32_t b, uint32_t val)
 {
@@ -788,33 +803,6 @@ reset:
 
 /* ---- actors: the submitter threads ------------------------------------------------------- */
 
-struct rqbuf {
-	struct request rq;
-	struct bio bio;
-	struct iovec iov;
-};
-
-static int do_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len, const void *buf)
-{
-	struct rqbuf x;
-
-	memset(&x, 0, sizeof(x));
-	x.iov.iov_base = (void *)buf;
-	x.iov.iov_len = len;
-	x.bio.op = op;
-	x.bio.offset = off;
-	x.bio.len = (uint32_t)len;
-	x.bio.iovcnt = buf ? 1 : 0;
-	x.bio.iov = buf ? &x.iov : NULL;
-	x.rq.op = op;
-	x.rq.offset = off;
-	x.rq.len = len;
-	x.rq.bio = x.rq.biotail = &x.bio;
-	x.rq.nr_bios = 1;
-	x.rq.nr_iov = (unsigned int)x.bio.iovcnt;
-	return cache_exec(c, &x.rq);
-}
-
 static void job_run(struct run *r, struct job *j)
 {
 	const struct step *st = j->st;
@@ -823,17 +811,18 @@ static void job_run(struct run *r, struct job *j)
 	switch (st->k) {
 	case K_WRITE:
 	case K_READ:
-		j->ret = do_io(&r->c, st->k == K_WRITE ? BIO_OP_WRITE : BIO_OP_READ, off, len,
-			       j->buf);
+		j->ret = cache_io(&r->c, st->k == K_WRITE ? BIO_OP_WRITE : BIO_OP_READ, off, len,
+				  j->buf);
 		break;
 	case K_ZERO:
-		j->ret = do_io(&r->c, BIO_OP_WRITE, off, len, backend_zero_chunk);
+		/* a write only reads its buffer: the const zeroes are safe to pass */
+		j->ret = cache_io(&r->c, BIO_OP_WRITE, off, len, (void *)backend_zero_chunk);
 		break;
 	case K_FLUSH:
-		j->ret = do_io(&r->c, BIO_OP_FLUSH, 0, 0, NULL);
+		j->ret = cache_io(&r->c, BIO_OP_FLUSH, 0, 0, NULL);
 		break;
 	case K_DISCARD:
-		j->ret = do_io(&r->c, BIO_OP_DISCARD, off, len, NULL);
+		j->ret = cache_io(&r->c, BIO_OP_DISCARD, off, len, NULL);
 		break;
 	case K_TICK:
 		for (int64_t i = 0; i < st->b; i++)
@@ -1378,6 +1367,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	case K_FREEZE: {
 		uint8_t *img = malloc(DISK);
 		uint64_t now;
+		int64_t bad, v;
 		int fret;
 
 		/* As the control file's freeze: the queue, then the cache below it. */
@@ -1385,16 +1375,13 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		fret = cache_freeze(&r->c);
 		now = ++r->lt;
 		snapshot_image(r, img);
-		for (uint32_t b = 0; b < NBLK && !fret && (r->checks & CHK_D6_FREEZE); b++) {
-			int64_t v = decode_block(img + (uint64_t)b * BLK, b);
+		if (!fret && (r->checks & CHK_D6_FREEZE) &&
+		    (bad = first_disallowed_block(r, img, now, now, &v)) >= 0) {
+			char n1[64];
 
-			if (v < 0 || !read_allows(r, b, now, now, (uint32_t)v)) {
-				char n1[64];
-
-				diverge(r, "freeze", "after freeze block %u of the image holds %s, not "
-					"what was acknowledged there", b, val_name(r, v, n1, sizeof(n1)));
-				break;
-			}
+			diverge(r, "freeze", "after freeze block %u of the image holds %s, not what "
+				"was acknowledged there", (uint32_t)bad,
+				val_name(r, v, n1, sizeof(n1)));
 		}
 		cache_thaw(&r->c);
 		queue_thaw(&r->q);
@@ -1708,26 +1695,22 @@ static void run_finish(struct run *r)
 	if (!r->cls) {
 		uint8_t *buf = malloc(DISK);
 		uint64_t ri, rd;
+		int64_t bad, v;
 		int ret;
 
 		if (!cache_is_powered(r, NULL))
 			cache_poweron(&r->c);
 		r->powered = true;
 		ri = ++r->lt;
-		ret = do_io(&r->c, BIO_OP_READ, 0, DISK, buf);
+		ret = cache_io(&r->c, BIO_OP_READ, 0, DISK, buf);
 		rd = ++r->lt;
 		if (ret)
 			diverge(r, "final-read", "reading the whole disk at the end: %d", ret);
-		for (uint32_t b = 0; b < NBLK && !ret; b++) {
-			int64_t v = decode_block(buf + (uint64_t)b * BLK, b);
+		if (!ret && (bad = first_disallowed_block(r, buf, ri, rd, &v)) >= 0) {
+			char n1[64];
 
-			if (v < 0 || !read_allows(r, b, ri, rd, (uint32_t)v)) {
-				char n1[64];
-
-				diverge(r, "final-read", "at the end block %u reads %s, not a value "
-					"the model allows", b, val_name(r, v, n1, sizeof(n1)));
-				break;
-			}
+			diverge(r, "final-read", "at the end block %u reads %s, not a value the "
+				"model allows", (uint32_t)bad, val_name(r, v, n1, sizeof(n1)));
 		}
 		free(buf);
 	}

@@ -15,6 +15,7 @@
 #include "conf/config.h"
 #include "conf/profile.h"
 #include "core/latency.h"
+#include "tests/unit/suite.h"
 
 #define S(lit) ((char *)(lit))
 
@@ -240,11 +241,5 @@ static Suite *profile_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(profile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(profile_suite());
 }

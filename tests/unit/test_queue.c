@@ -1268,12 +1268,15 @@ static void *freeze_thread(void *arg)
 	return NULL;
 }
 
-/* Start a freeze in a thread and wait until it waits for the request in flight. */
-static void freeze_start(struct freezer *fz)
+/* On one slot, put @b, a write, in flight for 100 us; start a freeze in a thread and wait
+ * until it waits for that write. */
+static void freeze_behind_a_write(struct freezer *fz, struct tbio *b)
 {
 	struct timespec ms = {0, 1000000};
 	int waiting = 0;
 
+	start_one_slot();
+	submit(&F, b, BIO_OP_WRITE, 0, 4 * KiB);
 	fz->done = false;
 	ck_assert_int_eq(pthread_create(&fz->th, NULL, freeze_thread, fz), 0);
 	for (int i = 0; i < 10000 && !waiting; i++) {
@@ -1296,6 +1299,14 @@ static bool freeze_done(struct freezer *fz)
 	return done;
 }
 
+/* Complete the write in flight; join the freeze and return its result. */
+static int freeze_join(struct freezer *fz)
+{
+	fake_advance_to(&F, T0 + 100 * US);
+	ck_assert_int_eq(pthread_join(fz->th, NULL), 0);
+	return fz->ret;
+}
+
 /* A start arriving while a freeze waits for the requests in flight leaves the freeze in
  * force: it completes on a queue that is frozen and dispatches nothing new. */
 START_TEST(test_start_during_freeze_wait_keeps_the_freeze)
@@ -1304,15 +1315,11 @@ START_TEST(test_start_during_freeze_wait_keeps_the_freeze)
 	struct freezer fz;
 	struct tbio b[2];
 
-	start_one_slot();
-	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB); /* in flight for 100 us */
-	freeze_start(&fz);
+	freeze_behind_a_write(&fz, &b[0]);
 	queue_hold(&F.q, false);
 	submit(&F, &b[1], BIO_OP_WRITE, 1024 * KiB, 4 * KiB);
 	ck_assert(!freeze_done(&fz));
-	fake_advance_to(&F, T0 + 100 * US);
-	ck_assert_int_eq(pthread_join(fz.th, NULL), 0);
-	ck_assert_int_eq(fz.ret, 0);
+	ck_assert_int_eq(freeze_join(&fz), 0);
 	queue_hold_state(&F.q, &st);
 	ck_assert(st.frozen);
 	ck_assert_uint_eq(F.nexec, 1);
@@ -1331,14 +1338,10 @@ START_TEST(test_thaw_during_freeze_wait_cancels_the_freeze)
 	struct freezer fz;
 	struct tbio b[2];
 
-	start_one_slot();
-	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
-	freeze_start(&fz);
+	freeze_behind_a_write(&fz, &b[0]);
 	queue_thaw(&F.q);
 	submit(&F, &b[1], BIO_OP_WRITE, 1024 * KiB, 4 * KiB);
-	fake_advance_to(&F, T0 + 100 * US);
-	ck_assert_int_eq(pthread_join(fz.th, NULL), 0);
-	ck_assert_int_eq(fz.ret, -ECANCELED);
+	ck_assert_int_eq(freeze_join(&fz), -ECANCELED);
 	queue_hold_state(&F.q, &st);
 	ck_assert(!st.frozen);
 	ck_assert_uint_eq(F.nexec, 2);

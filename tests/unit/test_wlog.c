@@ -12,17 +12,15 @@
 
 #include "core/cache.h"
 #include "core/wlog.h"
+#include "tests/unit/cacheio.h"
+#include "tests/unit/suite.h"
 
-static char path[] = "/tmp/plugdisk-test-wlog.XXXXXX";
+#define PATH_TEMPLATE "/tmp/plugdisk-test-wlog.XXXXXX"
+static char path[] = PATH_TEMPLATE;
 
 static void make_path(void)
 {
-	int fd;
-
-	strcpy(path, "/tmp/plugdisk-test-wlog.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	make_tmp_file(path, sizeof(path), PATH_TEMPLATE);
 }
 
 START_TEST(test_round_trip)
@@ -113,15 +111,19 @@ static int mem_exec(void *arg, struct request *rq)
 	return 0;
 }
 
-static int io(struct cache *c, enum bio_op op, uint64_t off, uint32_t len, void *buf)
+/* Start a writeback cache over @exec that destages only at a flush, logging to a new file
+ * at path. */
+static void start_logged(struct cache *c, io_exec_fn exec)
 {
-	struct iovec iov = { buf, len };
-	struct bio bio = { .op = op, .offset = off, .len = len, .iovcnt = buf ? 1 : 0,
-			   .iov = buf ? &iov : NULL };
-	struct request rq = { .op = op, .offset = off, .len = len, .bio = &bio, .biotail = &bio,
-			      .nr_bios = 1, .nr_iov = buf ? 1 : 0 };
+	struct cache_params p;
 
-	return cache_exec(c, &rq);
+	make_path();
+	cache_params_default(&p);
+	p.mode = CACHE_MODE_WRITEBACK;
+	p.destage_delay_ms = 100000;
+	p.seed = 3;
+	ck_assert_int_eq(cache_init(c, &p, exec, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(cache_open_log(c, path, sizeof(img)), 0);
 }
 
 START_TEST(test_cache_logs_in_completion_order)
@@ -130,26 +132,19 @@ START_TEST(test_cache_logs_in_completion_order)
 		{ WLOG_WRITE, 1, 0 },  { WLOG_WRITE, 1, 4096 }, { WLOG_FLUSH, 1, 0 },
 		{ WLOG_WRITE, 2, 8192 }, { WLOG_CUT, 2, 0 },
 	};
-	struct cache_params p;
 	struct cache c;
 	struct wlog_reader r;
 	struct wlog_rec rec;
 	uint8_t b[4096];
 
-	make_path();
-	cache_params_default(&p);
-	p.mode = CACHE_MODE_WRITEBACK;
-	p.destage_delay_ms = 100000;
-	p.seed = 3;
-	ck_assert_int_eq(cache_init(&c, &p, mem_exec, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	start_logged(&c, mem_exec);
 	memset(b, 1, sizeof(b));
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
 	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), -EIO); /* not logged */
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), -EIO); /* not logged */
 	cache_destroy(&c);
 
 	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
@@ -182,28 +177,21 @@ START_TEST(test_cache_logs_a_failed_flush)
 		{ WLOG_WRITE, 1 }, { WLOG_FLUSH, 1 }, { WLOG_WRITE, 2 }, { WLOG_FLUSH_FAILED, 2 },
 		{ WLOG_WRITE, 3 }, { WLOG_FLUSH, 3 },
 	};
-	struct cache_params p;
 	struct cache c;
 	struct wlog_reader r;
 	struct wlog_rec rec;
 	uint8_t b[4096];
 
-	make_path();
-	cache_params_default(&p);
-	p.mode = CACHE_MODE_WRITEBACK;
-	p.destage_delay_ms = 100000;
-	p.seed = 3;
-	ck_assert_int_eq(cache_init(&c, &p, flaky_exec, NULL, NULL, NULL), 0);
-	ck_assert_int_eq(cache_open_log(&c, path, sizeof(img)), 0);
+	start_logged(&c, flaky_exec);
 	memset(b, 2, sizeof(b));
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 0, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 4096, 4096, b), 0);
 	fail_flush = true;
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), -EIO);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), -EIO);
 	fail_flush = false;
-	ck_assert_int_eq(io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
-	ck_assert_int_eq(io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_WRITE, 8192, 4096, b), 0);
+	ck_assert_int_eq(cache_io(&c, BIO_OP_FLUSH, 0, 0, NULL), 0);
 	cache_destroy(&c);
 
 	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
@@ -261,8 +249,6 @@ int main(void)
 {
 	Suite *s = suite_create("wlog");
 	TCase *tc = tcase_create("wlog");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_torn_last_record_and_bad_files);
@@ -270,9 +256,5 @@ int main(void)
 	tcase_add_test(tc, test_cache_logs_a_failed_flush);
 	tcase_add_test(tc, test_versions);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(s);
 }

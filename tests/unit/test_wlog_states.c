@@ -14,17 +14,14 @@
 #include "core/extmap.h"
 #include "core/prng.h"
 #include "core/wlog_states.h"
+#include "tests/unit/suite.h"
 
-static char path[] = "/tmp/plugdisk-test-wstates.XXXXXX";
+#define PATH_TEMPLATE "/tmp/plugdisk-test-wstates.XXXXXX"
+static char path[] = PATH_TEMPLATE;
 
 static void make_path(void)
 {
-	int fd;
-
-	strcpy(path, "/tmp/plugdisk-test-wstates.XXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
+	make_tmp_file(path, sizeof(path), PATH_TEMPLATE);
 }
 
 START_TEST(test_extmap_matches_a_byte_model)
@@ -397,8 +394,6 @@ int main(void)
 {
 	Suite *s = suite_create("wlog_states");
 	TCase *tc = tcase_create("wlog_states");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_extmap_matches_a_byte_model);
 	tcase_add_test(tc, test_extmap_hash_sees_sources);
@@ -410,9 +405,5 @@ int main(void)
 	tcase_add_test(tc, test_sample_is_seeded_distinct_sorted);
 	tcase_add_test(tc, test_cache_marks_and_bad_logs);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return run_suite(s);
 }
