@@ -30,15 +30,14 @@ void conf_list_keys(void *FILE_stream)
 
 /* --- the key reference (--doc-keys) ------------------------------------------------------ */
 
-/* The section of plugdisk.conf(5) that documents @k: its table's, else its group, else the
+/* The section of plugdisk.conf(5) that documents @k: its table's (@tsection), else its group, else the
  * key itself (a top-level key such as "faults" has a section of its own). */
-static void key_section(const struct conf_table *t, const struct conf_key *k, char *buf,
-			size_t len)
+static void key_section(const char *tsection, const struct conf_key *k, char *buf, size_t len)
 {
 	size_t g = group_len(k);
 
-	if (t->section)
-		snprintf(buf, len, "%s", t->section);
+	if (tsection)
+		snprintf(buf, len, "%s", tsection);
 	else
 		snprintf(buf, len, "%.*s", g ? (int)g : (int)strlen(k->name), k->name);
 }
@@ -51,7 +50,7 @@ static bool section_first(const struct conf_key *k, const char *sec)
 	for_each_key(conf_tables, t, o) {
 		if (o == k)
 			return true;
-		key_section(*t, o, other, sizeof(other));
+		key_section((*t)->section, o, other, sizeof(other));
 		if (!strcmp(sec, other))
 			return false;
 	}
@@ -241,12 +240,32 @@ static void doc_conf(FILE *f, const struct pd_config *c)
 	}
 }
 
+/* Every key of section @sec, from every table. */
+static void doc_section(FILE *f, const struct pd_config *c, bool man, const char *sec)
+{
+	char other[64];
+
+	if (man)
+		fprintf(f, ".\\\" BEGIN GENERATED KEYS %s\n", sec);
+	for_each_key(conf_tables, t, m) {
+		key_section((*t)->section, m, other, sizeof(other));
+		if (strcmp(sec, other))
+			continue;
+		if (man)
+			doc_man_key(f, c, m);
+		else
+			doc_md_key(f, c, m);
+	}
+	if (man)
+		fputs(".\\\" END GENERATED KEYS\n", f);
+}
+
 int conf_doc_keys(const char *format, void *FILE_stream)
 {
 	bool man = !strcmp(format, "man");
 	FILE *f = FILE_stream;
 	struct pd_config c;
-	char sec[64], other[64];
+	char sec[64];
 
 	if (!man && strcmp(format, "md") && strcmp(format, "conf"))
 		return -EINVAL;
@@ -259,24 +278,15 @@ int conf_doc_keys(const char *format, void *FILE_stream)
 	if (!man)
 		fputs("| Key | Type | Default | Takes | Reload | Meaning |\n"
 		      "|---|---|---|---|---|---|\n", f);
-	/* Each section once, at its first key, with every key of it from every table. */
-	for_each_key(conf_tables, t, k) {
-		key_section(*t, k, sec, sizeof(sec));
-		if (!section_first(k, sec))
-			continue;
-		if (man)
-			fprintf(f, ".\\\" BEGIN GENERATED KEYS %s\n", sec);
-		for_each_key(conf_tables, t2, m) {
-			key_section(*t2, m, other, sizeof(other));
-			if (strcmp(sec, other))
-				continue;
-			if (man)
-				doc_man_key(f, &c, m);
-			else
-				doc_md_key(f, &c, m);
+	/* Each section once, at its first key. */
+	for (const struct conf_table *const *t = conf_tables; *t; t++) {
+		const struct conf_table *tab = *t;
+
+		for (size_t i = 0; i < tab->nkeys; i++) {
+			key_section(tab->section, &tab->keys[i], sec, sizeof(sec));
+			if (section_first(&tab->keys[i], sec))
+				doc_section(f, &c, man, sec);
 		}
-		if (man)
-			fputs(".\\\" END GENERATED KEYS\n", f);
 	}
 	conf_free(&c);
 	return 0;

@@ -93,9 +93,9 @@ static int set_size_str(struct conf_load *ld, const struct conf_key *k,
 
 /* A duration key's value written with its unit: "2ms", "1.5s", "250us". */
 static int set_duration_str(struct conf_load *ld, const struct conf_key *k,
-			    const struct origin *o, const char *s)
+			    const struct origin *o, uint64_t unit, const char *s)
 {
-	uint64_t unit = conf_key_time_unit(k), ns;
+	uint64_t ns;
 	const char *uname = unit == 1000 ? "microseconds" : "milliseconds";
 	int ret;
 
@@ -179,13 +179,13 @@ static int set_enum(struct conf_load *ld, const struct conf_key *k, const struct
 static int set_num_str(struct conf_load *ld, const struct conf_key *k, const struct origin *o,
 		       const char *val)
 {
-	uint64_t v;
+	uint64_t v, unit = conf_key_time_unit(k);
 	int ret;
 
 	if (*val == '-' && isdigit((unsigned char)val[1]))
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %s)", val);
-	if (conf_key_time_unit(k) && !units_is_bare(val))
-		return set_duration_str(ld, k, o, val);
+	if (unit && !units_is_bare(val))
+		return set_duration_str(ld, k, o, unit, val);
 	ret = conf_parse_u64_whole(val, &v);
 	if (ret == -ERANGE)
 		return key_err(ld, o, k->name, -EINVAL, "overflow: %s does not fit in 64 bits", val);
@@ -262,6 +262,7 @@ int load_setting(struct conf_load *ld, const config_setting_t *s, const char *fu
 	const struct conf_key *k = conf_key_find(ld->tabs, full, strlen(full), NULL);
 	struct origin o = setting_origin(ld, s);
 	int type = config_setting_type(s);
+	uint64_t unit;
 	int ret;
 
 	ret = check_include(ld, &o);
@@ -298,8 +299,9 @@ int load_setting(struct conf_load *ld, const config_setting_t *s, const char *fu
 		/* fall through */
 	case CONF_U32:
 	case CONF_U64:
-		if (type == CONFIG_TYPE_STRING && conf_key_time_unit(k))
-			return set_duration_str(ld, k, &o, config_setting_get_string(s));
+		unit = conf_key_time_unit(k);
+		if (type == CONFIG_TYPE_STRING && unit)
+			return set_duration_str(ld, k, &o, unit, config_setting_get_string(s));
 		if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
 			break;
 		return load_int(ld, k, &o, s);
