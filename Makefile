@@ -155,12 +155,13 @@ check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
 		tests/run-tests.sh $(TESTS)
 
 # The reference model of the stages below the controller (tests/unit/test_model.c), run long:
-# make model SEQUENCES=N [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. The first divergence is shrunk
-# and printed with the command that replays it.
+# make model SEQUENCES=N [JOBS=J] [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. J processes share the
+# N sequences; the first divergence of each is shrunk and printed with the command that
+# replays it.
 SEQUENCES ?= 10000
+JOBS ?= 1
 model: $(B)/tests/unit/test_model
-	$(B)/tests/unit/test_model --sequences $(SEQUENCES) $(if $(SEED),--seed $(SEED)) \
-		$(if $(CHECKS),--checks $(CHECKS))
+	tests/unit/model-run.sh $(B)/tests/unit/test_model $(SEQUENCES) $(JOBS) '$(SEED)' '$(CHECKS)'
 
 # The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
 # that the committed page holds what the binary prints).

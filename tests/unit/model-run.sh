@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The long run of the reference model (make model): SEQUENCES sequences split over JOBS
+# processes of test_model, each from its own seed (SEED+j when SEED is given, else a random one
+# that it prints). Exits 1 when any process found a divergence; each prints its own, shrunk,
+# with the command that replays it.
+set -euo pipefail
+bin=$1 sequences=${2:-10000} jobs=${3:-1} seed=${4:-} checks=${5:-}
+
+if ! [[ $jobs =~ ^[1-9][0-9]*$ && $sequences =~ ^[1-9][0-9]*$ ]]; then
+	echo "model-run.sh: SEQUENCES and JOBS must be positive numbers" >&2
+	exit 2
+fi
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT INT TERM
+for ((j = 0; j < jobs; j++)); do
+	n=$((sequences / jobs + (j < sequences % jobs ? 1 : 0)))
+	((n > 0)) || continue
+	args=(--sequences "$n")
+	[[ -n $seed ]] && args+=(--seed "$((seed + j))")
+	[[ -n $checks ]] && args+=(--checks "$checks")
+	"$bin" "${args[@]}" &
+	pids+=($!)
+done
+rc=0
+for p in "${pids[@]}"; do
+	wait "$p" || rc=1
+done
+pids=()
+exit $rc
