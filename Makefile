@@ -41,12 +41,12 @@ endif
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 
-# core/backend_nbd*.c need libnbd: they are linked into the daemon only, so that libcore.a and
+# core/backend/backend_nbd*.c need libnbd: they are linked into the daemon only, so that libcore.a and
 # the unit tests do not depend on it.
-NBD_SRC := $(wildcard core/backend_nbd*.c)
-CORE_SRC := $(filter-out $(NBD_SRC),$(wildcard core/*.c))
-CONF_SRC := $(wildcard conf/*.c)
-DAEMON_SRC := $(wildcard daemon/*.c)
+NBD_SRC := $(wildcard core/backend/backend_nbd*.c)
+CORE_SRC := $(filter-out $(NBD_SRC),$(wildcard core/*.c core/*/*.c))
+CONF_SRC := $(wildcard conf/*.c conf/*/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c daemon/*/*.c)
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
@@ -124,7 +124,7 @@ static: deps
 	@tests/static/check.sh
 
 format:
-	clang-format -i core/*.[ch] daemon/*.[ch] conf/*.[ch] tests/unit/*.c tests/bench/*.c tests/crash/*.c
+	clang-format -i core/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] conf/*.[ch] conf/*/*.[ch] tests/unit/*.c tests/bench/*.c tests/crash/*.c
 
 # The unit objects are intermediate files of a pattern chain: keep them, so that a second
 # build relinks nothing and recompiles only what changed.

@@ -13,7 +13,7 @@
 
 #include "conf/config.h"
 #include "conf/intwrap.h"
-#include "conf/key.h"
+#include "conf/keys/key.h"
 #include "conf/load.h"
 
 /*

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading and validation of the plugdisk configuration (libconfig file plus --set overrides).
  *
- * How to add a key. Every key belongs to a table that its module owns (conf/key.h):
+ * How to add a key. Every key belongs to a table that its module owns (conf/keys/key.h):
  *   1. Its value: a member of struct pd_config below. A module with several keys adds one
  *      member, its own params struct (as queue and ctrl are), declared in its own header.
- *   2. Its table, in a file of its own, e.g. conf/cache_keys.c:
+ *   2. Its table, in a file of its own, e.g. conf/keys/cache_keys.c:
  *        static const struct conf_key cache_keys[] = {
  *            CONF_KEY("cache.size", CONF_SIZE, cache.size, 4096, 1ull << 40, 4096, CONF_ZERO_OK,
  *                     "bytes of page cache in front of the image, 0 = none"),
@@ -21,7 +21,7 @@
  *      may preset other keys with conf_preset() (profile = "hdd"), so what the user sets
  *      wins. Rules across keys go in the table's validate hook (conf_reject,
  *      conf_check_not_above). A group may be spread over several tables.
- *   3. One line in conf/tables.c: `&conf_cache_table,` (and its extern).
+ *   3. One line in conf/keys/tables.c: `&conf_cache_table,` (and its extern).
  *   4. Its help line, range and CONF_RESTART (a reload does not apply it) are its reference:
       `make doc` copies them into man/plugdisk.conf.5 (tests/shell/doc-keys.sh checks it).
       Add the key, at its default, to conf/plugdisk.conf with the why and the how; the
@@ -37,10 +37,10 @@
 #include <sys/types.h>
 
 #include "conf/faults.h"
-#include "core/cache.h"
-#include "core/params.h"
+#include "core/cache/cache.h"
+#include "core/queue/params.h"
 
-/* mount.io_uring: the FUSE transport (daemon/fuse_uring.c). */
+/* mount.io_uring: the FUSE transport (daemon/fuse/fuse_uring.c). */
 enum conf_io_uring {
 	CONF_IO_URING_AUTO,	/* io_uring when the kernel offers it, else /dev/fuse */
 	CONF_IO_URING_ON,	/* io_uring or fail the start */
@@ -64,7 +64,7 @@ struct pd_config {
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: readahead, 0 = the kernel's */
-	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/uring_keys.c */
+	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/keys/uring_keys.c */
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;
 	struct ctrl_params ctrl;
@@ -111,7 +111,7 @@ struct conf_arg {
 int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
 		   struct pd_config *out, char *err, size_t errlen);
 
-/* Parse a size, "4096", "4K", "1.5GiB", "1GB" (core/units.h) into bytes. 0 or -EINVAL/-ERANGE. */
+/* Parse a size, "4096", "4K", "1.5GiB", "1GB" (core/util/units.h) into bytes. 0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
 
 /* Refuse @file for a daemon running as @euid if it cannot be read or is unsafe: it must open,

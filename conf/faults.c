@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The `faults` setting: a list of fault strings (core/fault.h syntax), from the config file
+/* The `faults` setting: a list of fault strings (core/fault/fault.h syntax), from the config file
  * or from --set faults="SPEC; SPEC". Each is checked with the core's own parser, so that a
  * configuration that loads is one the daemon can apply. */
 #include <errno.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "conf/faults.h"
-#include "conf/key.h"
-#include "core/fault.h"
+#include "conf/keys/key.h"
+#include "core/fault/fault.h"
 
 int conf_fault_check(const char *spec, char *why, size_t len)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The `faults` setting: the faults a run starts with, as core/fault.h strings. */
+/* The `faults` setting: the faults a run starts with, as core/fault/fault.h strings. */
 #ifndef PLUGDISK_CONF_FAULTS_H
 #define PLUGDISK_CONF_FAULTS_H
 

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf/key.h"
+#include "conf/keys/key.h"
 
 /* The file is opened, not just stat'ed, so that "cannot open" is told before libconfig's
  * vaguer error, and so that what is checked is what a read would get. O_NONBLOCK: a FIFO

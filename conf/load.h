@@ -12,7 +12,7 @@
 
 #include "conf/config.h"
 #include "conf/intwrap.h"
-#include "conf/key.h"
+#include "conf/keys/key.h"
 
 /* Where a key got its value: a file line, a command-line option, or neither (default). */
 struct origin {

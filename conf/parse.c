@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The words of a configuration value: decimal numbers, sizes (core/units.c), booleans. */
+/* The words of a configuration value: decimal numbers, sizes (core/util/units.c), booleans. */
 #include <ctype.h>
 #include <errno.h>
 #include <strings.h>
 
 #include "conf/config.h"
 #include "conf/parse.h"
-#include "core/units.h"
+#include "core/util/units.h"
 
 int conf_parse_u64(const char *s, const char **end, uint64_t *out)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The words of a configuration value: decimal numbers, sizes and durations (core/units.h),
+/* The words of a configuration value: decimal numbers, sizes and durations (core/util/units.h),
  * booleans.
  * Used for --set values and size strings; libconfig parses the file's own literals. */
 #ifndef PLUGDISK_CONF_PARSE_H

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conf/key.h"
+#include "conf/keys/key.h"
 #include "conf/profile.h"
 
 /* Every profile: a data sheet's rate at queue depth 1 has no host in it, so the host's
- * turnaround between a reply and the next request is absorbed (core/ctrl.c). */
+ * turnaround between a reply and the next request is absorbed (core/ctrl/ctrl.c). */
 static const char *const profile_common[] = {
 	"controller.latency_absorb_host=true",
 	NULL,

@@ -6,7 +6,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "conf/key.h"
+#include "conf/keys/key.h"
 #include "conf/load.h"
 
 static const struct origin *key_origin(const struct conf_load *ld, const char *key,

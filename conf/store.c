@@ -10,11 +10,11 @@
 #include <libconfig.h>
 
 #include "conf/intwrap.h"
-#include "conf/key.h"
-#include "conf/keywalk.h"
+#include "conf/keys/key.h"
+#include "conf/keys/keywalk.h"
 #include "conf/load.h"
 #include "conf/parse.h"
-#include "core/units.h"
+#include "core/util/units.h"
 
 /* --- storing values ------------------------------------------------------------------ */
 

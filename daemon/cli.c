@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "conf/profile.h"
-#include "core/log.h"
+#include "core/util/log.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
 

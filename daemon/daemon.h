@@ -10,12 +10,12 @@
 #include <time.h>
 
 #include "conf/config.h"
-#include "core/backend.h"
-#include "core/cache.h"
-#include "core/ctrl.h"
-#include "core/fault.h"
-#include "core/queue.h"
-#include "core/timer.h"
+#include "core/backend/backend.h"
+#include "core/cache/cache.h"
+#include "core/ctrl/ctrl.h"
+#include "core/fault/fault.h"
+#include "core/queue/queue.h"
+#include "core/util/timer.h"
 
 /* Inode numbers of the mount's fixed tree. */
 enum { INO_ROOT = 1, INO_DISK, INO_STATS, INO_STAT, INO_CONTROL, INO_NR };
@@ -53,7 +53,7 @@ struct pd {
 	struct ctrl ctrl;
 	struct queue q;
 	struct fault_set faults;	/* injected faults: the I/O stage above the backend */
-	struct cache cache;		/* the write cache, when cache_on (daemon/cache_ctl.c) */
+	struct cache cache;		/* the write cache, when cache_on (daemon/control/cache_ctl.c) */
 	bool cache_on;			/* cache.mode = writeback; read-only after start */
 
 	struct fuse_session *se;
@@ -95,14 +95,14 @@ struct pd {
 	bool bigbuf_used;			/* data_lock: one taken or kept since the last trim */
 };
 
-/* A FUSE receive thread (daemon/fuse_loop.c). */
+/* A FUSE receive thread (daemon/fuse/fuse_loop.c). */
 struct pd_fuse_thread {
 	pthread_t tid;
 	struct pd *pd;
 	int epoll_fd;			/* its own: /dev/fuse, kick_fd and the quit pipe */
 };
 
-/* The FUSE operations (daemon/fuse_ops.c); the receive threads (daemon/fuse_loop.c). */
+/* The FUSE operations (daemon/fuse/fuse_ops.c); the receive threads (daemon/fuse/fuse_loop.c). */
 extern const struct fuse_lowlevel_ops pd_fuse_ops;
 
 /* Run the FUSE receive loop in @pd->nr_threads threads. 0 or -errno. */
@@ -116,19 +116,19 @@ void pd_fuse_join(struct pd *pd);
  * thread's periodic tick). */
 void pd_fuse_trim_buffers(struct pd *pd, bool idle_only);
 
-/* `plugdisk top` (daemon/top.c). Returns an exit status. */
+/* `plugdisk top` (daemon/client/top.c). Returns an exit status. */
 int pd_top_main(int argc, char **argv);
 
-/* `plugdisk ctl` (daemon/ctl_client.c). Returns an exit status. */
+/* `plugdisk ctl` (daemon/client/ctl_client.c). Returns an exit status. */
 int pd_ctl_main(int argc, char **argv);
 
-/* `plugdisk stats` (daemon/stats_client.c). Returns an exit status. */
+/* `plugdisk stats` (daemon/client/stats_client.c). Returns an exit status. */
 int pd_stats_main(int argc, char **argv);
 
-/* `plugdisk replay` (daemon/replay.c). Returns an exit status. */
+/* `plugdisk replay` (daemon/client/replay.c). Returns an exit status. */
 int pd_replay_main(int argc, char **argv);
 
-/* `plugdisk explore` (daemon/explore.c). Returns an exit status. */
+/* `plugdisk explore` (daemon/explore/explore.c). Returns an exit status. */
 int pd_explore_main(int argc, char **argv);
 
 #endif

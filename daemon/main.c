@@ -20,15 +20,15 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "core/barrier.h"
-#include "core/backend_nbd.h"
-#include "core/log.h"
-#include "daemon/bdi.h"
-#include "daemon/cache_ctl.h"
+#include "core/util/barrier.h"
+#include "core/backend/backend_nbd.h"
+#include "core/util/log.h"
+#include "daemon/fuse/bdi.h"
+#include "daemon/control/cache_ctl.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
-#include "daemon/data.h"
-#include "daemon/fuse_uring.h"
+#include "daemon/fuse/data.h"
+#include "daemon/fuse/fuse_uring.h"
 #include "daemon/preflight.h"
 #include "daemon/stop.h"
 

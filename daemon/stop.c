@@ -17,12 +17,12 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
-#include "core/barrier.h"
-#include "core/log.h"
-#include "daemon/cache_ctl.h"
+#include "core/util/barrier.h"
+#include "core/util/log.h"
+#include "daemon/control/cache_ctl.h"
 #include "daemon/daemon.h"
-#include "daemon/data.h"
-#include "daemon/fuse_uring.h"
+#include "daemon/fuse/data.h"
+#include "daemon/fuse/fuse_uring.h"
 #include "daemon/stop.h"
 
 /* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */

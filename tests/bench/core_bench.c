@@ -8,10 +8,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/ctrl.h"
-#include "core/prng.h"
-#include "core/queue.h"
-#include "core/timer.h"
+#include "core/ctrl/ctrl.h"
+#include "core/util/prng.h"
+#include "core/queue/queue.h"
+#include "core/util/timer.h"
 
 /* Bios per batch: the default unplug threshold, a typical burst from one submitter. */
 #define BATCH 32

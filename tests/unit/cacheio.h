@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One op on the write cache (core/cache.c) from a test, without the queue and controller
+/* One op on the write cache (core/cache/cache.c) from a test, without the queue and controller
  * above it: a request of one bio over one buffer, straight into cache_exec(). */
 #ifndef PLUGDISK_TEST_CACHEIO_H
 #define PLUGDISK_TEST_CACHEIO_H
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "core/cache.h"
+#include "core/cache/cache.h"
 
 /* Run @op on [@off, @off+@len) of @c with @buf (NULL for a flush or a discard); return
  * cache_exec()'s result: 0 or -errno. */

@@ -10,10 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/barrier.h"
-#include "core/ctrl.h"
-#include "core/queue.h"
-#include "core/timer.h"
+#include "core/util/barrier.h"
+#include "core/ctrl/ctrl.h"
+#include "core/queue/queue.h"
+#include "core/util/timer.h"
 #include "tests/unit/suite.h"
 
 #define KiB 1024u

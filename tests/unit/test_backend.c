@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the backing I/O (core/backend.c, core/full_rw.c, core/sys.c) through fake
+/* Unit tests of the backing I/O (core/backend/backend.c, core/util/full_rw.c, core/util/sys.c) through fake
  * system calls: short reads and writes, EINTR from every call, zero-byte transfers, errors;
  * and rq_copy between a request's buffers and a flat buffer. */
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/backend.h"
-#include "core/full_rw.h"
-#include "core/sys.h"
+#include "core/backend/backend.h"
+#include "core/util/full_rw.h"
+#include "core/util/sys.h"
 #include "tests/unit/suite.h"
 
 #define IMAGE_SIZE (1024 * 1024)

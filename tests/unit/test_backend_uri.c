@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of disk.image's two forms (core/backend_uri.c): which strings are NBD URIs, how
+/* Unit tests of disk.image's two forms (core/backend/backend_uri.c): which strings are NBD URIs, how
  * they are taken apart and which are refused; and of what the backend interface does for
- * every backend (core/backend_if.c): read-only disks and alignment, with a fake backend. */
+ * every backend (core/backend/backend_if.c): read-only disks and alignment, with a fake backend. */
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
 #include <string.h>
 
-#include "core/backend.h"
+#include "core/backend/backend.h"
 #include "tests/unit/suite.h"
 
 static struct nbd_uri u;

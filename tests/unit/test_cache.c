@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the write cache (core/cache.c) over an in-memory image with the fake clock:
+/* Unit tests of the write cache (core/cache/cache.c) over an in-memory image with the fake clock:
  * destage order, flush semantics, each power-cut mode, seeds that replay, armed cuts, and the
  * cache as the controller's stage under the fake disk (fakedev.h). */
 #undef NDEBUG
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cache.h"
+#include "core/cache/cache.h"
 #include "fakedev.h"
 #include "tests/unit/cacheio.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the key-table interface (conf/key.h): a module's own table with a custom
+/* Unit tests of the key-table interface (conf/keys/key.h): a module's own table with a custom
  * parser, a libconfig list, a preset applied first, an enum, a top-level key, a group spread
  * over two tables and a cross-key rule, loaded with conf_load_with; and conf_load_args naming
  * the option typed. */
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "conf/key.h"
+#include "conf/keys/key.h"
 #include "conf/parse.h"
 #include "tests/unit/suite.h"
 

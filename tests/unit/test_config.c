@@ -150,7 +150,7 @@ START_TEST(test_sizes_with_suffixes)
 	ck_assert_uint_eq(v, 2ull << 30);
 	ck_assert_int_eq(conf_parse_size("1T", &v), 0);
 	ck_assert_uint_eq(v, 1ull << 40);
-	ck_assert_int_eq(conf_parse_size("1.5G", &v), 0);	/* core/units.c has the rest */
+	ck_assert_int_eq(conf_parse_size("1.5G", &v), 0);	/* core/util/units.c has the rest */
 	ck_assert_uint_eq(v, 3ull << 29);
 	ck_assert_int_eq(conf_parse_size("1GiB", &v), 0);
 	ck_assert_uint_eq(v, 1ull << 30);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the controller emulator (core/ctrl.c) behind a queue: command slots, service
+/* Unit tests of the controller emulator (core/ctrl/ctrl.c) behind a queue: command slots, service
  * latency, rate-limit stops and both ways a stopped queue starts again, live reconfiguration,
  * and the worker pool. */
 #undef NDEBUG

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of injected faults (core/fault.c): the spec syntax, matching by op and range,
+/* Unit tests of injected faults (core/fault/fault.c): the spec syntax, matching by op and range,
  * every trigger, seeded draws, each effect through a real queue and controller over a memory
  * disk, stalls with release and timeout, dm-dust bad blocks, and the counters. */
 #undef NDEBUG
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/fault.h"
+#include "core/fault/fault.h"
 #include "tests/unit/fakedev.h"
 
 #define DISK_SIZE (1024 * KiB)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the latency models (core/latency.c) on a fake clock: the distributions'
+/* Unit tests of the latency models (core/ctrl/latency.c) on a fake clock: the distributions'
  * percentiles from a fixed seed, the seek curve, zones and rotation of the seek model, the
  * one head, and the write cliff's fill, slow path and drain. */
 #undef NDEBUG
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/latency.h"
-#include "core/params.h"
+#include "core/util/clock.h"
+#include "core/ctrl/latency.h"
+#include "core/queue/params.h"
 #include "tests/unit/suite.h"
 
 #define T0 (1000ull * NSEC_PER_SEC)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the logger (core/log.c): a line cut to the buffer still ends in a newline and
+/* Unit tests of the logger (core/util/log.c): a line cut to the buffer still ends in a newline and
  * never carries the terminating NUL. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "core/util/log.h"
 #include "tests/unit/suite.h"
 
 #define LINE_MAX_BYTES 1200 /* log.c's line buffer */

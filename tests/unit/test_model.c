@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A reference-model test of the stages below the controller: the write cache (core/cache*.c)
- * over the fault set (core/fault*.c) over a memory image, driven by seeded random sequences
+/* A reference-model test of the stages below the controller: the write cache (core/cache/)
+ * over the fault set (core/fault/) over a memory image, driven by seeded random sequences
  * and checked against a small model of what the disk promises.
  *
  * What the model checks. Every write, zero write and discard puts a value on its 512-byte
@@ -84,16 +84,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/backend.h"
-#include "core/barrier.h"
-#include "core/cache.h"
-#include "core/ctrl.h"
-#include "core/fault.h"
-#include "core/log.h"
-#include "core/prng.h"
-#include "core/queue.h"
-#include "core/timer.h"
-#include "core/wlog.h"
+#include "core/backend/backend.h"
+#include "core/util/barrier.h"
+#include "core/cache/cache.h"
+#include "core/ctrl/ctrl.h"
+#include "core/fault/fault.h"
+#include "core/util/log.h"
+#include "core/util/prng.h"
+#include "core/queue/queue.h"
+#include "core/util/timer.h"
+#include "core/cache/wlog.h"
 #include "tests/unit/cacheio.h"
 #include "tests/unit/suite.h"
 

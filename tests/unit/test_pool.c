@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the backend worker pool (core/pool.c): every queued request runs exactly once,
+/* Unit tests of the backend worker pool (core/ctrl/pool.c): every queued request runs exactly once,
  * in a pool thread, and destroying the pool runs what is still queued first. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/pool.h"
+#include "core/ctrl/pool.h"
 #include "tests/unit/suite.h"
 
 enum { N = 5000 };

@@ -14,7 +14,7 @@
 
 #include "conf/config.h"
 #include "conf/profile.h"
-#include "core/latency.h"
+#include "core/ctrl/latency.h"
 #include "tests/unit/suite.h"
 
 #define S(lit) ((char *)(lit))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the request queue (core/queue.c, core/merge.c): merging, plugging and every
+/* Unit tests of the request queue (core/queue/queue.c, core/queue/merge.c): merging, plugging and every
  * unplug reason, stop and start against a fake controller, flush ordering, request depletion. */
 #undef NDEBUG
 #include <check.h>

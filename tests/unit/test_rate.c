@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the token buckets (core/rate.c), driven by a fake clock: refill, debt and the
+/* Unit tests of the token buckets (core/ctrl/rate.c), driven by a fake clock: refill, debt and the
  * wait it implies, burst, per-direction and total limits, reconfiguration, long-run exactness. */
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/params.h"
-#include "core/rate.h"
+#include "core/util/clock.h"
+#include "core/queue/params.h"
+#include "core/ctrl/rate.h"
 #include "tests/unit/suite.h"
 
 #define T0   ((int64_t)(1000 * NSEC_PER_SEC))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of core/stats.c: latency quantiles against known distributions, request size
+/* Unit tests of core/queue/stats.c: latency quantiles against known distributions, request size
  * buckets, the names and values of the `stats` file and the 17 fields of `stat`. */
 #include <inttypes.h>
 #include <math.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
-#include "core/stats.h"
+#include "core/util/clock.h"
+#include "core/queue/stats.h"
 #include "tests/unit/suite.h"
 
 #define NVAL 100000

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the timer (core/timer.c): deadline order, re-arm, cancel, run_due's count,
+/* Unit tests of the timer (core/util/timer.c): deadline order, re-arm, cancel, run_due's count,
  * callbacks that re-arm, and the threaded timer never firing early. */
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/barrier.h"
-#include "core/clock.h"
-#include "core/timer.h"
+#include "core/util/barrier.h"
+#include "core/util/clock.h"
+#include "core/util/timer.h"
 #include "tests/unit/suite.h"
 
 #define NENT 1000

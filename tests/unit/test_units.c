@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of core/units.c: sizes and durations as people write them, their suffixes,
+/* Unit tests of core/util/units.c: sizes and durations as people write them, their suffixes,
  * fractions and limits. */
 #include <errno.h>
 #include <stdint.h>
 
-#include "core/units.h"
+#include "core/util/units.h"
 #include "tests/unit/suite.h"
 
 static uint64_t size_of(const char *s)

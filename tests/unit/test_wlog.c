@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the write log (core/wlog.c): records read back as written, a torn last record
+/* Unit tests of the write log (core/cache/wlog.c): records read back as written, a torn last record
  * is ignored, a file that is not a log is refused; and the cache logs its writes, flushes and
  * cuts in completion order with their epochs. */
 #undef NDEBUG
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cache.h"
-#include "core/wlog.h"
+#include "core/cache/cache.h"
+#include "core/cache/wlog.h"
 #include "tests/unit/cacheio.h"
 #include "tests/unit/suite.h"
 

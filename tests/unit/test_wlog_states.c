@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of the crash states of a write log (core/wlog_states.c) and of the extent
- * overlay they are built on (core/extmap.c): the overlay against a byte model, windows and
+/* Unit tests of the crash states of a write log (core/crash/wlog_states.c) and of the extent
+ * overlay they are built on (core/crash/extmap.c): the overlay against a byte model, windows and
  * their states counted and decoded one to one, the states' contents, marks, ignored flushes,
  * discards, and the seeded sample. */
 #undef NDEBUG
@@ -10,10 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/cache.h"
-#include "core/extmap.h"
-#include "core/prng.h"
-#include "core/wlog_states.h"
+#include "core/cache/cache.h"
+#include "core/crash/extmap.h"
+#include "core/util/prng.h"
+#include "core/crash/wlog_states.h"
 #include "tests/unit/suite.h"
 
 #define PATH_TEMPLATE "/tmp/plugdisk-test-wstates.XXXXXX"

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/* The volatile write cache's life cycle and control: its parameters, init and destroy, the
+ * write log and its marks, freeze and thaw, live reconfiguration and counters.
+ *
+ * Notes on the design.
+ *
+ * The cache is an I/O stage between the controller and the backend. With cache.mode =
+ * writeback the daemon puts it there; with none it is not in the path at all. Its files:
+ * the requests in core/cache/cache_io.c, destaging to the image in core/cache/cache_destage.c, the block
+ * map of pending writes in core/cache/cache_map.c, the power cut in core/cache/cache_cut.c, the write log
+ * in core/cache/wlog.c; core/cache/cache_int.h is what they share.
+ *
+ * Locking: one mutex, c->lock, guards everything; it is never held across the lower stage.
+ * A write being destaged is marked (destaging) and stays on the list until it is on the
+ * image. A cut waits for nothing: it hands such a write to its destage (orphan), which
+ * frees it when the lower stage gives it back and fails its caller with EIO; a poweron waits
+ * for c->destaging and c->discarding to fall to 0, so that nothing from before the cut lands
+ * after it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/cache/cache_int.h"
+#include "core/util/clock.h"
+#include "core/util/log.h"
+
+const char *const cache_mode_names[] = { "none", "writeback", NULL };
+const char *const cache_flush_names[] = { "honour", "ignore", NULL };
+const char *const cache_cut_names[] = { "drop", "prefix", "subset", "tear", NULL };
+
+int cache_name_index(const char *const *names, const char *name)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+void cache_params_default(struct cache_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->mode = CACHE_MODE_NONE;
+	p->size = CACHE_DEFAULT_SIZE;
+	p->destage_delay_ms = CACHE_DEFAULT_DESTAGE_DELAY_MS;
+	p->destage_rate = CACHE_DEFAULT_DESTAGE_RATE;
+	p->flush = CACHE_FLUSH_HONOUR;
+	p->atomic_write = CACHE_DEFAULT_ATOMIC_WRITE;
+	p->powercut = CACHE_CUT_SUBSET;
+	p->seed = 0;
+}
+
+/* --- control ---------------------------------------------------------------------------- */
+
+int cache_init(struct cache *c, const struct cache_params *p, io_exec_fn lower, void *lower_arg,
+	       uint64_t (*clock)(void *), void *clock_arg)
+{
+	pthread_condattr_t ca;
+	uint64_t seed;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->p = *p;
+	c->lower = lower;
+	c->lower_arg = lower_arg;
+	c->image = lower;
+	c->image_arg = lower_arg;
+	c->clock = clock;
+	c->clock_arg = clock_arg;
+	c->powered = true;
+	c->epoch = 1;
+	seed = p->seed ? p->seed : (clock_now_ns() ^ ((uint64_t)getpid() << 32));
+	c->destage_rng = seed;
+	c->cut_rng = seed ^ 0x5bd1e995u;
+	if (cache_map_init(c))
+		return -ENOMEM;
+	err = pthread_mutex_init(&c->lock, NULL);
+	if (err) {
+		cache_map_free(c);
+		return -err;
+	}
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&c->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err) {
+		pthread_mutex_destroy(&c->lock);
+		cache_map_free(c);
+		return -err;
+	}
+	if (p->mode == CACHE_MODE_WRITEBACK)
+		log_info("cache: writeback, %" PRIu64 " bytes, flush %s, powercut %s, atomic write "
+			 "%" PRIu32 ", seed %" PRIu64,
+			 p->size, cache_flush_names[p->flush], cache_cut_names[p->powercut],
+			 p->atomic_write, seed);
+	return 0;
+}
+
+void cache_set_image(struct cache *c, io_exec_fn image, void *image_arg)
+{
+	c->image = image;
+	c->image_arg = image_arg;
+}
+
+int cache_open_log(struct cache *c, const char *path, uint64_t disk_size)
+{
+	int ret = wlog_open(&c->wlog, path, disk_size, c->p.atomic_write);
+
+	if (ret)
+		return ret;
+	c->has_log = true;
+	log_info("cache: logging writes and flushes to %s", path);
+	return 0;
+}
+
+int cache_mark(struct cache *c, const char *text)
+{
+	size_t len = strlen(text);
+	int ret = 0;
+
+	if (len > WLOG_MARK_MAX)
+		return -EINVAL;
+	pthread_mutex_lock(&c->lock);
+	if (!c->has_log)
+		ret = -ENOENT;
+	else if (c->wlog.error)
+		ret = c->wlog.error;
+	else
+		wlog_append(&c->wlog, WLOG_MARK, c->epoch, 0, len, text);
+	if (!ret && c->wlog.error)
+		ret = c->wlog.error;
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+/* Name what a failed destage at exit loses: the writes still pending, acknowledged to the
+ * host and never on the image, as a count, bytes and the first ranges. c->lock held. */
+static void cache_log_lost_locked(struct cache *c, int err)
+{
+	char ranges[160] = "";
+	size_t len = 0;
+	unsigned int shown = 0;
+
+	for (const struct cache_write *w = c->head; w && shown < 4; w = w->next, shown++) {
+		int n = snprintf(ranges + len, sizeof(ranges) - len, "%s%" PRIu64 "+%" PRIu64,
+				 shown ? ", " : "", w->offset, w->len);
+
+		if (n < 0 || (size_t)n >= sizeof(ranges) - len)
+			break;
+		len += (size_t)n;
+	}
+	log_err("cache: destaging at exit failed: %s; %" PRIu64 " acknowledged writes (%" PRIu64
+		" bytes) are lost, never written to the image: offset+len %s%s",
+		strerror(-err), c->nr_dirty, c->dirty, ranges, c->nr_dirty > shown ? ", ..." : "");
+}
+
+int cache_destroy(struct cache *c)
+{
+	int ret = 0;
+
+	if (c->has_thread) {
+		pthread_mutex_lock(&c->lock);
+		c->stop = true;
+		pthread_cond_broadcast(&c->cond);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->thread, NULL);
+		c->has_thread = false;
+	}
+	pthread_mutex_lock(&c->lock);
+	if (c->powered)
+		ret = cache_drain(c, &cache_filter_all, c->gen);
+	while (c->destaging || c->discarding || c->cutting) /* a cut's: nothing else runs */
+		pthread_cond_wait(&c->cond, &c->lock);
+	if (ret)
+		cache_log_lost_locked(c, ret);
+	for (struct cache_write *w = c->head, *next; w; w = next) {
+		next = w->next;
+		cache_map_del(c, w);
+	}
+	pthread_mutex_unlock(&c->lock);
+	pthread_cond_destroy(&c->cond);
+	pthread_mutex_destroy(&c->lock);
+	cache_map_free(c);
+	if (c->has_log)
+		wlog_close(&c->wlog);
+	c->has_log = false;
+	return ret;
+}
+
+int cache_freeze(struct cache *c)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->lock);
+	c->frozen = true;
+	if (c->powered)
+		ret = cache_drain(c, &cache_filter_all, c->gen);
+	if (ret == -EIO && !c->powered)
+		ret = 0; /* a cut came: the image holds what it left */
+	/* Destages a cut left going to the image; with the power on there are none. */
+	while (!ret && (c->destaging || c->discarding || c->cutting))
+		pthread_cond_wait(&c->cond, &c->lock);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+void cache_thaw(struct cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->frozen = false;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void cache_reconfigure(struct cache *c, const struct cache_params *p)
+{
+	pthread_mutex_lock(&c->lock);
+	c->p.flush = p->flush;
+	c->p.destage_delay_ms = p->destage_delay_ms;
+	c->p.destage_rate = p->destage_rate;
+	c->p.atomic_write = p->atomic_write;
+	c->p.powercut = p->powercut;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+}
+
+void cache_stats_reset(struct cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	memset(&c->st, 0, sizeof(c->st));
+	pthread_mutex_unlock(&c->lock);
+}
+
+void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *arm)
+{
+	pthread_mutex_lock(&c->lock);
+	*st = c->st;
+	st->powered = c->powered;
+	st->dirty_bytes = c->dirty;
+	st->dirty_writes = c->nr_dirty;
+	st->size = c->p.size;
+	st->p = c->p;
+	st->epoch = c->epoch;
+	st->durable_epoch = c->durable_epoch;
+	if (arm)
+		*arm = c->arm;
+	pthread_mutex_unlock(&c->lock);
+}

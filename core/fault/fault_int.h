@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* What the fault set's files share and nobody else sees: a fault, a stalled request, and the
+ * calls between the set (core/fault/fault.c), the effects (core/fault/fault_effect.c) and the spec's
+ * parser and formatter (core/fault/fault_spec*.c). Include only from core/fault/. Locking as in
+ * struct fault_set (core/fault/fault.h): fs->lock after q->lock, before the timer's lock, never
+ * across I/O or a completion. */
+#ifndef PLUGDISK_FAULT_INT_H
+#define PLUGDISK_FAULT_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/fault/fault.h"
+
+struct fault {
+	unsigned int id;
+	enum fault_origin origin;
+	struct fault_spec s;		/* s.badblocks: fs->lock (writes clear blocks) */
+	uint64_t added_ns;
+	uint64_t rng[4];		/* fs->lock */
+	uint64_t matched, injected;	/* fs->lock */
+	uint64_t seen;			/* fs->lock: matches since after=DURATION passed */
+	bool seed_drawn;		/* no seed= was given: the log names the drawn one */
+	struct fault *next;		/* fs->lock */
+};
+
+/* A stalled request: its I/O is done, its completion waits. */
+struct fault_held {
+	struct request *rq;
+	int result;			/* of its I/O */
+	int timeout_error;		/* negative errno on timeout, or 0: complete with result */
+	unsigned int fault_id;
+	uint64_t until;			/* timeout (0: none) */
+	rq_io_done_t done;		/* the caller's completion */
+	void *done_arg;
+	struct fault_held *next;	/* fs->lock */
+};
+
+/* The set's clock, in ns. */
+static inline uint64_t fs_now(const struct fault_set *fs)
+{
+	return fs->clock ? fs->clock(fs->clock_arg) : clock_now_ns();
+}
+
+/* A latency fault's max= when none is given: the parser sets it, the formatter leaves it out
+ * (core/fault/fault_spec.c, core/fault/fault_spec_format.c). */
+#define DEFAULT_LAT_MAX_NS (10 * NSEC_PER_SEC)
+
+/* vsnprintf into @err unless it is NULL or @errlen is 0 (core/fault/fault_spec.c). */
+void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Without fs->lock: end each request of @list, with its I/O's result (@timed_out: with its
+ * timeout error when it has one), and free the list (core/fault/fault.c). */
+void fault_complete_held(struct fault_held *list, bool timed_out);
+
+/* The stall timer's callback: ends the stalled requests whose timeout has passed and arms
+ * the timer for the next (core/fault/fault_effect.c). Timer thread, no lock held. */
+void fault_stall_timer_fn(struct timer_entry *e, uint64_t now);
+
+#endif

@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: MIT
+/* The block request queue.
+ *
+ * Notes on the design.
+ *
+ * States. The queue is a FIFO of requests with two independent flags:
+ *   plugged  set when a bio arrives at an empty queue (queue.plug). While plugged nothing
+ *            is dispatched, so the bios that follow can merge. It is removed (unplug) when
+ *            the submitter has nothing more to submit (idle: the block layer flushes a task's
+ *            plug when the task sleeps), when queue.unplug_threshold requests are queued,
+ *            when a request reaches queue.max_request_size, when queue.unplug_delay_us has
+ *            passed since plugging (timer), or when a flush arrives.
+ *   stopped  set by the controller's refusal: no free command slot (a completion starts the
+ *            queue again) or no rate budget (the rate timer starts it again). This is
+ *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
+ * While plugged or stopped, arriving bios keep merging into queued requests. Three holds by
+ * hand (the control file) come on top, each ended only by its own command: held (stop/start),
+ * plug_held (plug/unplug, which keeps plugged set) and frozen (freeze/thaw).
+ *
+ * Dispatch takes requests from the head, in order, while neither flag nor a hold is set and
+ * the controller admits them. A flush is dispatched in its place in that order and nothing merges
+ * across a queued flush, so no I/O is reordered across a flush. It promises what a block
+ * device's cache flush (REQ_PREFLUSH) promises: every write completed before it was submitted
+ * is durable when it completes. Writes still in flight when it arrives were not acknowledged
+ * to anyone, so it does not wait for them; the controller makes its completion, in device
+ * time, follow theirs (see ctrl.c).
+ *
+ * queue.nr_requests bounds the queued requests. A submitter that finds it full unplugs and
+ * sleeps until dispatch frees one (request-depletion throttling).
+ *
+ * Invariants (q->lock): nr_queued counts the FIFO; queued_bytes is the sum of their lengths;
+ * every queued request holds >= 1 bio of its op covering [offset, offset + len) in order;
+ * a bio is completed exactly once, by queue_complete(), after its request left the FIFO;
+ * every queued request but a flush is in the merge index (merge.c), and seq grows along the
+ * FIFO.
+ * Counters: op.bios = op.ios + op.merges_{back,front,gap} whenever the queue is idle.
+ *
+ * Threads: submitters (FUSE receive threads), backend workers and the timer thread all come
+ * through here. Everything that changes state holds q->lock; bio completion callbacks and the
+ * hand-off of requests to the backend run after it is dropped. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util/barrier.h"
+#include "core/ctrl/ctrl.h"
+#include "core/fault/fault.h"
+#include "core/util/log.h"
+#include "core/queue/merge.h"
+#include "core/queue/queue.h"
+
+const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
+
+void queue_unlink(struct queue *q, struct request *rq)
+{
+	if (rq->prev)
+		rq->prev->next = rq->next;
+	else
+		q->head = rq->next;
+	if (rq->next)
+		rq->next->prev = rq->prev;
+	else
+		q->tail = rq->prev;
+	rq->prev = rq->next = NULL;
+	merge_index_del(q, rq);
+	q->nr_queued--;
+	q->queued_bytes -= rq->len;
+	if (q->last_merge == rq)
+		q->last_merge = NULL;
+}
+
+uint64_t queue_now(const struct queue *q)
+{
+	return q->clock ? q->clock(q->clock_arg) : clock_now_ns();
+}
+
+/* q->lock held. The plugged flag is also read without the lock as a hint. */
+static void set_plugged(struct queue *q, bool v)
+{
+	WRITE_ONCE(q->plugged, v);
+}
+
+bool queue_needs_unplug(struct queue *q)
+{
+	/* Read without q->lock (set_plugged() writes it under the lock): a stale answer only
+	 * costs one lock round or one idle unplug left to the timer's backstop, never a lost
+	 * request. */
+	return READ_ONCE(q->plugged);
+}
+
+/* q->lock held: integrate busy and weighted time up to @now. Call before any change of
+ * nr_queued + in_flight. */
+static void queue_account_time(struct queue *q, uint64_t now)
+{
+	unsigned int n = q->nr_queued + q->ctrl->in_flight;
+
+	if (now > q->last_acct && n) {
+		q->stats.busy_ns += now - q->last_acct;
+		q->stats.weighted_ns += (uint64_t)n * (now - q->last_acct);
+	}
+	if (now > q->last_acct)
+		q->last_acct = now;
+}
+
+static void __queue_plug(struct queue *q, uint64_t now)
+{
+	set_plugged(q, true);
+	q->plugged_since = now;
+	q->stats.plugs++;
+	q->unplug_at = now + (uint64_t)q->p.unplug_delay_us * NSEC_PER_USEC;
+	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at);
+}
+
+static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
+{
+	if (!q->plugged || q->plug_held)
+		return;
+	set_plugged(q, false);
+	q->runnable_since = now;
+	q->stats.plugged_ns += now - q->plugged_since;
+	q->stats.unplugs[why]++;
+	/* The unplug timer is left armed: its callback checks that the queue is still plugged
+	 * and due, and the next plug only moves it later. A steady synchronous stream then
+	 * costs one timer wake-up per unplug delay instead of one per request. */
+}
+
+static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
+{
+	if (q->stopped)
+		return;
+	q->stopped = true;
+	q->stop_reason = why;
+	q->stopped_since = now;
+	q->stats.stops[why]++;
+}
+
+/* q->lock held: dispatch from the head while the queue is neither plugged nor stopped and
+ * the controller admits. Admitted requests are chained on *@list for ctrl_issue(). */
+static void __queue_run(struct queue *q, uint64_t now, struct request **list)
+{
+	struct request **tailp = list;
+	struct request *rq;
+
+	while (*tailp)
+		tailp = &(*tailp)->work_next;
+	if (q->plugged || q->stopped || q->held || q->frozen)
+		return;
+	while (q->head) {
+		enum ctrl_admit_result ret;
+		uint64_t ready_at = 0;
+
+		/* the head, unless the controller reorders (SPTF) */
+		rq = ctrl_pick(q->ctrl, q->head, now);
+		ret = ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at);
+		switch (ret) {
+		case CTRL_ADMIT_OK:
+			break;
+		case CTRL_ADMIT_SLOTS:
+			__queue_stop(q, STOP_SLOTS, now);
+			return;
+		case CTRL_ADMIT_BUDGET:
+		case CTRL_ADMIT_HEAD:
+			__queue_stop(q, ret == CTRL_ADMIT_HEAD ? STOP_HEAD : STOP_BUDGET, now);
+			q->restart_at = ready_at;
+			timer_arm(q->timer, &q->restart_tmr, ready_at);
+			return;
+		}
+		queue_unlink(q, rq);
+		if (rq->op == BIO_OP_READ || rq->op == BIO_OP_WRITE || rq->op == BIO_OP_DISCARD)
+			q->stats.op[rq->op].size_hist[size_bucket(rq->len)]++;
+		rq->work_next = NULL;
+		*tailp = rq;
+		tailp = &rq->work_next;
+		if (q->waiters)
+			pthread_cond_signal(&q->free_wait);
+	}
+}
+
+static void __queue_start_run(struct queue *q, uint64_t now, struct request **list)
+{
+	if (q->stopped) {
+		q->stats.stopped_ns += now - q->stopped_since;
+		q->stats.starts[q->stop_reason]++;
+		q->stopped = false;
+		q->stop_reason = STOP_NONE;
+	}
+	__queue_run(q, now, list);
+}
+
+static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
+{
+	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, unplug_tmr));
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	if (q->plugged && now >= q->unplug_at) {
+		__queue_unplug(q, UNPLUG_TIMER, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+static void restart_timer_fn(struct timer_entry *e, uint64_t now)
+{
+	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, restart_tmr));
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	if (q->stopped && (q->stop_reason == STOP_BUDGET || q->stop_reason == STOP_HEAD)) {
+		if (now >= q->restart_at) {
+			q->runnable_since = q->restart_at;
+			__queue_start_run(q, now, &list);
+		}
+		else
+			timer_arm(q->timer, &q->restart_tmr, q->restart_at);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+int queue_init(struct queue *q, const struct queue_params *p, struct ctrl *c, struct timer *t,
+	       clock_fn clock, void *clock_arg)
+{
+	int ret;
+
+	memset(q, 0, sizeof(*q));
+	ret = merge_index_init(q);
+	if (ret)
+		return ret;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->free_wait, NULL);
+	pthread_cond_init(&q->idle_wait, NULL);
+	q->p = *p;
+	q->ctrl = c;
+	q->timer = t;
+	q->clock = clock;
+	q->clock_arg = clock_arg;
+	c->q = q;
+	timer_entry_init(&q->unplug_tmr, unplug_timer_fn);
+	timer_entry_init(&q->restart_tmr, restart_timer_fn);
+	q->last_acct = queue_now(q);
+	return 0;
+}
+
+void queue_destroy(struct queue *q)
+{
+	timer_cancel(q->timer, &q->unplug_tmr);
+	timer_cancel(q->timer, &q->restart_tmr);
+	pthread_cond_destroy(&q->free_wait);
+	pthread_cond_destroy(&q->idle_wait);
+	pthread_mutex_destroy(&q->lock);
+	merge_index_destroy(q);
+}
+
+static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
+{
+	struct request *rq = calloc(1, sizeof(*rq));
+
+	if (!rq)
+		return NULL;
+	rq->op = bio->op;
+	rq->offset = bio->offset;
+	rq->len = bio->len;
+	rq->bio = rq->biotail = bio;
+	rq->nr_bios = 1;
+	rq->nr_iov = (unsigned int)bio->iovcnt;
+	rq->start_ns = now;
+	rq->last_submit_ns = bio->submit_ns;
+	rq->queue = q;
+	timer_entry_init(&rq->tmr, NULL);
+	return rq;
+}
+
+/* q->lock held */
+static void queue_append(struct queue *q, struct request *rq, uint64_t now)
+{
+	queue_account_time(q, now);
+	rq->prev = q->tail;
+	if (q->tail)
+		q->tail->next = rq;
+	else
+		q->head = rq;
+	q->tail = rq;
+	merge_index_add(q, rq);
+	q->nr_queued++;
+	q->queued_bytes += rq->len;
+	if (rq->op != BIO_OP_FLUSH)
+		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
+}
+
+void queue_submit(struct queue *q, struct bio *bio)
+{
+	struct request *list = NULL, *rq;
+	uint64_t now = queue_now(q);
+
+	bio->submit_ns = now;
+	bio->next = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->stats.op[bio->op].bios++;
+
+	rq = merge_bio(q, bio);
+	while (!rq && q->nr_queued >= q->p.nr_requests) {
+		/* Request depletion: let the queue drain, then try again. */
+		__queue_unplug(q, UNPLUG_THRESHOLD, now);
+		__queue_run(q, now, &list);
+		if (list) {
+			pthread_mutex_unlock(&q->lock);
+			ctrl_issue(q->ctrl, list);
+			list = NULL;
+			pthread_mutex_lock(&q->lock);
+		}
+		if (q->nr_queued >= q->p.nr_requests) {
+			q->stats.depletion_waits++;
+			q->waiters++;
+			pthread_cond_wait(&q->free_wait, &q->lock);
+			q->waiters--;
+		}
+		now = queue_now(q);
+		rq = merge_bio(q, bio);
+	}
+	if (!rq) {
+		rq = rq_alloc(q, bio, now);
+		if (!rq) {
+			pthread_mutex_unlock(&q->lock);
+			log_err("queue: calloc: out of memory");
+			bio->end_io(bio, -ENOMEM);
+			return;
+		}
+		if (!q->nr_queued && q->p.plug && !q->plugged && !q->stopped &&
+		    bio->op != BIO_OP_FLUSH)
+			__queue_plug(q, now);
+		queue_append(q, rq, now);
+	}
+
+	if (q->plugged) {
+		if (bio->op == BIO_OP_FLUSH)
+			__queue_unplug(q, UNPLUG_FLUSH, now);
+		else if (q->nr_queued >= q->p.unplug_threshold)
+			__queue_unplug(q, UNPLUG_THRESHOLD, now);
+		else if (rq->len >= q->p.max_request_size)
+			__queue_unplug(q, UNPLUG_SIZE, now);
+	}
+	__queue_run(q, now, &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_unplug_idle(struct queue *q)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	if (!queue_needs_unplug(q))
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (q->plugged) {
+		now = queue_now(q);
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+/* A completer has ended its bios (it raised q->completing under q->lock before it dropped
+ * the lock): wake a drainer waiting for the last of them. Call without q->lock. The
+ * decrement, then the load of drain_waiting, pairs with the drainer's store of drain_waiting,
+ * then its load of completing (see struct queue). */
+static void queue_put_completing(struct queue *q)
+{
+	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
+		pthread_mutex_lock(&q->lock);
+		pthread_cond_broadcast(&q->idle_wait);
+		pthread_mutex_unlock(&q->lock);
+	}
+}
+
+void queue_complete(struct queue *q, struct request *rq)
+{
+	struct op_stats *st = &q->stats.op[rq->op];
+	struct request *list = NULL;
+	uint64_t now = queue_now(q);
+	struct bio *bio, *next;
+
+	pthread_mutex_lock(&q->lock);
+	queue_account_time(q, now);
+	ctrl_release(q->ctrl, rq, now);
+	st->ios++;
+	if (rq->error)
+		st->errors++;
+	else
+		st->bytes += rq->len;
+	st->ticks_ns += now - rq->dispatch_ns;
+	st->wait_ns += now - rq->start_ns;
+	for (bio = rq->bio; bio; bio = bio->next)
+		lat_hist_add(&st->lat, (now - bio->submit_ns) / NSEC_PER_USEC);
+
+	if (q->stopped && q->stop_reason == STOP_SLOTS)
+		__queue_start_run(q, now, &list);
+	else
+		__queue_run(q, now, &list);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
+	pthread_mutex_unlock(&q->lock);
+
+	ctrl_issue(q->ctrl, list);
+	for (bio = rq->bio; bio; bio = next) {
+		next = bio->next;
+		bio->end_io(bio, rq->error);
+	}
+	free(rq);
+	/* Drain returns only once every end_io has returned: the replies it sends use state
+	 * (the FUSE session) that the drainer tears down next. */
+	queue_put_completing(q);
+}
+
+/* q->lock held: end a freeze, and wake a freeze still waiting so that it fails. */
+static void __queue_thaw(struct queue *q)
+{
+	if (!q->frozen)
+		return;
+	q->frozen = false;
+	q->thaws++;
+	pthread_cond_broadcast(&q->idle_wait);
+}
+
+void queue_drain(struct queue *q)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	q->held = q->plug_held = false;
+	__queue_thaw(q);
+	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
+	__queue_run(q, queue_now(q), &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+
+	pthread_mutex_lock(&q->lock);
+	/* Pairs with queue_complete(): the drainer stores drain_waiting then loads completing,
+	 * a completer decrements completing then loads drain_waiting (see struct queue). */
+	atomic_add_return_mb(q->drain_waiting, 1);
+	while (q->nr_queued || q->ctrl->in_flight || smp_load_mb(q->completing))
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	atomic_sub_return_mb(q->drain_waiting, 1);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* q->lock held: one hold by hand has ended; dispatch when none is left. */
+static void __queue_release(struct queue *q, struct request **list)
+{
+	if (q->held || q->frozen)
+		return;
+	q->runnable_since = queue_now(q);
+	__queue_run(q, q->runnable_since, list);
+}
+
+void queue_hold(struct queue *q, bool hold)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (hold) {
+		q->held = true;
+	} else if (q->held) {
+		q->held = false;
+		__queue_release(q, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_plug_hold(struct queue *q, bool plug)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	if (plug) {
+		if (!q->plugged)
+			__queue_plug(q, now);
+		q->plug_held = true;
+	} else if (q->plug_held) {
+		q->plug_held = false;
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+int queue_freeze(struct queue *q)
+{
+	uint64_t thaws;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	q->frozen = true;
+	thaws = q->thaws;
+	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
+	while ((q->ctrl->in_flight || smp_load_mb(q->completing)) && q->thaws == thaws)
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	atomic_sub_return_mb(q->drain_waiting, 1);
+	if (q->thaws != thaws)
+		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+void queue_thaw(struct queue *q)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->frozen) {
+		__queue_thaw(q);
+		__queue_release(q, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_hold_state(struct queue *q, struct queue_hold_state *st)
+{
+	pthread_mutex_lock(&q->lock);
+	st->held = q->held;
+	st->plug_held = q->plug_held;
+	st->frozen = q->frozen;
+	pthread_mutex_unlock(&q->lock);
+}
+
+unsigned int queue_abort(struct queue *q, int error)
+{
+	struct request *head = NULL, **tailp = &head, *rq, *list = NULL;
+	unsigned int nbios = 0;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	queue_account_time(q, now);
+	while ((rq = q->head)) {
+		queue_unlink(q, rq);
+		rq->work_next = NULL;
+		*tailp = rq;
+		tailp = &rq->work_next;
+		nbios += rq->nr_bios;
+		q->stats.op[rq->op].errors++;
+	}
+	q->held = q->plug_held = false;
+	__queue_thaw(q);
+	__queue_unplug(q, UNPLUG_IDLE, now);
+	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
+	pthread_cond_broadcast(&q->free_wait);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+
+	while ((rq = head)) {
+		struct bio *bio, *next;
+
+		head = rq->work_next;
+		for (bio = rq->bio; bio; bio = next) {
+			next = bio->next;
+			bio->end_io(bio, error);
+		}
+		free(rq);
+	}
+	queue_put_completing(q);
+	return nbios;
+}
+
+bool queue_is_idle(struct queue *q)
+{
+	bool idle;
+
+	pthread_mutex_lock(&q->lock);
+	idle = !q->nr_queued && !q->ctrl->in_flight;
+	pthread_mutex_unlock(&q->lock);
+	return idle;
+}
+
+void queue_reconfigure(struct queue *q, const struct queue_params *qp,
+		       const struct ctrl_params *cp)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	q->p = *qp;
+	ctrl_reconfigure(q->ctrl, cp, now);
+	if (!qp->plug) {
+		__queue_unplug(q, UNPLUG_IDLE, now);
+	} else if (q->plugged) {
+		/* The plug ends by the new delay, counted from when it began. */
+		q->unplug_at = q->plugged_since + (uint64_t)qp->unplug_delay_us * NSEC_PER_USEC;
+		timer_arm(q->timer, &q->unplug_tmr, q->unplug_at > now ? q->unplug_at : now);
+	}
+	pthread_cond_broadcast(&q->free_wait);
+	/* A stopped queue is started so that the new limits decide at once; it stops again
+	 * if they still say so. */
+	timer_cancel(q->timer, &q->restart_tmr);
+	__queue_start_run(q, now, &list);
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	queue_account_time(q, now);
+	ss->now_ns = now;
+	ss->plugged = q->plugged;
+	ss->stopped = q->stopped;
+	ss->held = q->held || q->plug_held || q->frozen;
+	ss->stop_reason = q->stop_reason;
+	ss->queued_requests = q->nr_queued;
+	ss->queued_bytes = q->queued_bytes;
+	ss->in_flight = q->ctrl->in_flight;
+	ss->qp = q->p;
+	ss->cp = q->ctrl->p;
+	for (int d = 0; d < RATE_NR_DIRS; d++) {
+		ss->bw_level[d] = rate_bucket_level(&q->ctrl->rate.bw[d], (int64_t)now);
+		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
+	}
+	ctrl_snapshot_models(q->ctrl, ss, now);
+	ss->s = q->stats;
+	if (q->ctrl->faults)
+		fault_stats(q->ctrl->faults, &ss->faults);
+	else
+		memset(&ss->faults, 0, sizeof(ss->faults));
+	if (q->plugged)
+		ss->s.plugged_ns += now - q->plugged_since;
+	if (q->stopped)
+		ss->s.stopped_ns += now - q->stopped_since;
+	pthread_mutex_unlock(&q->lock);
+}
+
+void queue_stats_reset(struct queue *q)
+{
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	memset(&q->stats, 0, sizeof(q->stats));
+	if (q->ctrl->faults)
+		fault_stats_reset(q->ctrl->faults);
+	q->plugged_since = q->stopped_since = q->last_acct = now;
+	pthread_mutex_unlock(&q->lock);
+}

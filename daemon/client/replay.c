@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: MIT
+/* `plugdisk replay`: rebuild an image from a write log (cache.log) at a flush boundary, or at
+ * a crash state allowed between two flushes, with the write cache's own power-cut choices. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf/parse.h"
+#include "core/backend/backend.h"
+#include "core/cache/cache.h"
+#include "core/util/log.h"
+#include "core/cache/wlog.h"
+#include "daemon/daemon.h"
+
+static void replay_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: plugdisk replay LOG --list\n"
+		"       plugdisk replay LOG IMAGE --flush N\n"
+		"       plugdisk replay LOG IMAGE --crash N [--mode drop|prefix|subset|tear]\n"
+		"                          [--seed S] [--atomic BYTES]\n"
+		"\n"
+		"LOG is a cache.log write log. IMAGE must hold what the disk held when the log\n"
+		"began (a copy taken before plugdisk started, or zeros for a new disk).\n"
+		"  --list     the flushes in the log, with the writes before each\n"
+		"  --flush N  apply every write the N-th completed flush made durable (0: none);\n"
+		"             failed flushes are not counted (--list shows them)\n"
+		"  --crash N  as --flush N, then a power cut over the writes flush N left pending\n"
+		"             that completed before flush N+1 was issued, chosen by\n"
+		"             --mode (default subset) from --seed (default 1)\n"
+		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
+		"Exit: 0 done, 1 I/O error or bad log, 2 usage.\n");
+}
+
+static int replay_list(struct wlog_reader *r)
+{
+	uint64_t writes = 0, bytes = 0, flushes = 0, discards = 0, durable = 0;
+	struct wlog_rec rec;
+	int ret;
+
+	printf("# log: disk %" PRIu64 " bytes, atomic write %" PRIu32 "\n", r->hdr.disk_size,
+	       r->hdr.atomic_write);
+	while ((ret = wlog_next(r, &rec)) > 0) {
+		switch (rec.type) {
+		case WLOG_WRITE:
+			writes++;
+			bytes += rec.len;
+			break;
+		case WLOG_DISCARD:
+			discards++;
+			break;
+		case WLOG_FLUSH:
+			flushes++;
+			printf("flush %" PRIu64 " epoch %" PRIu64 " after %" PRIu64 " writes (%" PRIu64
+			       " bytes), %" PRIu64 " discards",
+			       flushes, rec.epoch, writes, bytes, discards);
+			if (rec.epoch < durable) /* completed after a later flush */
+				printf("; epochs up to %" PRIu64 " were durable already", durable);
+			printf("\n");
+			if (rec.epoch > durable)
+				durable = rec.epoch;
+			break;
+		case WLOG_FLUSH_FAILED:
+			printf("failed flush (epoch %" PRIu64 ") after %" PRIu64 " writes: not "
+			       "counted; a later flush covers its writes\n", rec.epoch, writes);
+			break;
+		case WLOG_CUT:
+			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
+			return 0;
+		}
+	}
+	if (ret < 0) {
+		fprintf(stderr, "plugdisk replay: bad record after %" PRIu64 " writes\n", writes);
+		return 1;
+	}
+	printf("end after %" PRIu64 " writes (%" PRIu64 " bytes), %" PRIu64 " flushes\n", writes,
+	       bytes, flushes);
+	return 0;
+}
+
+/* Feed one record to the cache as the I/O it stands for. */
+static int replay_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len, void *data)
+{
+	struct iovec iov = { data, len };
+	struct bio bio = { .op = op, .offset = off, .len = (uint32_t)len, .iovcnt = data ? 1 : 0,
+			   .iov = data ? &iov : NULL };
+	struct request rq = { .op = op, .offset = off, .len = len, .bio = &bio, .biotail = &bio,
+			      .nr_bios = 1, .nr_iov = data ? 1 : 0 };
+
+	return cache_exec(c, &rq);
+}
+
+/* What a replay of flush n (or a crash after it) takes from the log, found by a first pass
+ * before the image is touched. Flush n is the n-th FLUSH record (failed flushes have their
+ * own record and are not counted); writes and discards carry the epoch that was open when
+ * they completed, and epochs only grow in the log's order, so the writes flush n made
+ * durable are a prefix of them, those of epochs <= durable. */
+struct replay_plan {
+	uint64_t n;
+	bool crash;
+	uint64_t durable;	/* the largest epoch of flushes 1..n: those writes are durable */
+	uint64_t pending_max;	/* crash: the epoch flush n+1 closed (UINT64_MAX: none); the
+				 * writes of epochs in (durable, pending_max] go through the cut */
+	uint64_t flushes;	/* FLUSH records read, up to flush n (n + 1), a cut or the end */
+};
+
+/* Whether @rec ends the replay's part of the log, counting it into @plan. */
+static bool replay_at_end(struct replay_plan *plan, const struct wlog_rec *rec, bool scan)
+{
+	if (rec->type == WLOG_CUT)
+		return true;
+	if (rec->type != WLOG_FLUSH)
+		return false;
+	plan->flushes++;
+	if (plan->flushes == plan->n + 1) { /* only a crash reads this far */
+		if (scan)
+			plan->pending_max = rec->epoch;
+		return true;
+	}
+	if (scan && rec->epoch > plan->durable)
+		plan->durable = rec->epoch;
+	return plan->flushes == plan->n && !plan->crash;
+}
+
+/* The first pass: check the records and fill @plan. 0, or -EINVAL for a bad record. */
+static int replay_scan(struct wlog_reader *r, struct replay_plan *plan)
+{
+	struct wlog_rec rec;
+	int ret;
+
+	plan->durable = plan->flushes = 0;
+	plan->pending_max = UINT64_MAX;
+	if (plan->n == 0 && !plan->crash)
+		return 0;
+	while ((ret = wlog_next(r, &rec)) > 0)
+		if (replay_at_end(plan, &rec, true))
+			return 0;
+	return ret;
+}
+
+/* The second pass: the durable writes, a flush, then for a crash the pending ones, into the
+ * cache. 0 or -errno; *@applied: the writes applied. */
+static int replay_apply(struct wlog_reader *r, struct cache *c, struct replay_plan *plan,
+			uint64_t *applied)
+{
+	uint64_t limit = plan->durable;
+	bool flushed = false, done = plan->n == 0 && !plan->crash;
+	struct wlog_rec rec;
+	int ret = 0;
+
+	if (plan->crash && plan->pending_max > limit)
+		limit = plan->pending_max;
+	*applied = 0;
+	plan->flushes = 0;
+	while (!done && (ret = wlog_next(r, &rec)) > 0) {
+		ret = 0;
+		done = replay_at_end(plan, &rec, false);
+		if ((rec.type != WLOG_WRITE && rec.type != WLOG_DISCARD) || rec.epoch > limit)
+			continue;
+		if (rec.epoch > plan->durable && !flushed) { /* the first write flush n left */
+			ret = replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+			flushed = true;
+		}
+		if (!ret && rec.type == WLOG_WRITE) {
+			ret = replay_io(c, BIO_OP_WRITE, rec.offset, rec.len, r->buf);
+			(*applied)++;
+		} else if (!ret) {
+			ret = replay_io(c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
+		}
+		if (ret)
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	return flushed ? 0 : replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+}
+
+int pd_replay_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "list", no_argument, 0, 'l' },	{ "flush", required_argument, 0, 'f' },
+		{ "crash", required_argument, 0, 'c' }, { "mode", required_argument, 0, 'm' },
+		{ "seed", required_argument, 0, 's' },	{ "atomic", required_argument, 0, 'a' },
+		{ "help", no_argument, 0, 'h' },	{ 0, 0, 0, 0 },
+	};
+	uint64_t n = 0, seed = 1, atomic = 0, applied = 0;
+	struct replay_plan plan;
+	int opt, mode = CACHE_CUT_SUBSET, what = 0, ret, status = 1;
+	struct cache_params p;
+	struct wlog_reader r;
+	struct backend be;
+	struct cache c;
+	char err[256];
+	bool crash;
+
+	/* Warnings and errors only: the cache's settings line and its power-cut report speak of
+	 * a drive, not of a replay, which prints its own summary. */
+	log_init("plugdisk", false, LOG_LVL_WARN);
+	argv[0] = (char *)"plugdisk replay";	/* getopt's messages start with it */
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'l':
+		case 'f':
+		case 'c':
+			if (what) {
+				fprintf(stderr, "plugdisk replay: one of --list, --flush, --crash\n");
+				return 2;
+			}
+			what = opt;
+			if (opt != 'l' && conf_parse_u64_whole(optarg, &n)) {
+				fprintf(stderr, "plugdisk replay: not a number: %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			mode = cache_name_index(cache_cut_names, optarg);
+			if (mode < 0) {
+				fprintf(stderr, "plugdisk replay: --mode %s: must be drop, prefix, subset "
+						"or tear\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+		case 'a':
+			if (conf_parse_u64_whole(optarg, opt == 's' ? &seed : &atomic) ||
+			    (opt == 'a' && (atomic < 512 || atomic > 16384 || (atomic & (atomic - 1))))) {
+				fprintf(stderr, "plugdisk replay: bad --%s %s\n",
+					opt == 's' ? "seed" : "atomic", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			replay_usage(stdout);
+			return 0;
+		default:
+			replay_usage(stderr);
+			return 2;
+		}
+	}
+	if (!what || optind >= argc || argc - optind != (what == 'l' ? 1 : 2)) {
+		replay_usage(stderr);
+		return 2;
+	}
+	ret = wlog_reader_open(&r, argv[optind]);
+	if (ret) {
+		if (ret == -EPROTO)
+			fprintf(stderr, "plugdisk replay: %s: write log version %" PRIu32 "; this "
+				"plugdisk reads versions 1 to %d\n", argv[optind], r.hdr.version,
+				WLOG_VERSION);
+		else
+			fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
+				ret == -EINVAL ? "not a plugdisk write log" : strerror(-ret));
+		return 1;
+	}
+	if (what == 'l') {
+		status = replay_list(&r);
+		wlog_reader_close(&r);
+		return status;
+	}
+	crash = what == 'c';
+	/* The whole request is checked against the log before the image is opened (or
+	 * created): a replay that cannot be done leaves the image as it was. */
+	plan.n = n;
+	plan.crash = crash;
+	ret = replay_scan(&r, &plan);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
+			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
+		goto out_log;
+	}
+	if (plan.flushes < n) {
+		fprintf(stderr, "plugdisk replay: the log has %" PRIu64 " flushes, not %" PRIu64 "\n",
+			plan.flushes, n);
+		goto out_log;
+	}
+	ret = wlog_reader_rewind(&r);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));
+		goto out_log;
+	}
+	ret = backend_open(&be, argv[optind + 1], r.hdr.disk_size, err, sizeof(err));
+	if (ret == -BACKEND_ESIZE) {
+		fprintf(stderr, "plugdisk replay: %s: not the size of the log's disk, %" PRIu64
+			" bytes\n", argv[optind + 1], r.hdr.disk_size);
+		goto out_log;
+	}
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s\n", err);
+		goto out_log;
+	}
+	cache_params_default(&p);
+	p.mode = CACHE_MODE_WRITEBACK;
+	p.size = UINT64_MAX / 2;	/* an epoch stays whole in the cache, however large */
+	p.destage_delay_ms = 3600000;
+	p.atomic_write = atomic ? (uint32_t)atomic : r.hdr.atomic_write;
+	p.powercut = (uint32_t)mode;
+	p.seed = seed;
+	ret = cache_init(&c, &p, backend_exec, &be, NULL, NULL);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s\n", strerror(-ret));
+		goto out_be;
+	}
+	ret = replay_apply(&r, &c, &plan, &applied);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], strerror(-ret));
+		goto out_cache;
+	}
+	if (crash) {
+		struct cache_stats st;
+
+		cache_powercut(&c, mode, seed, "replay");
+		cache_snapshot(&c, &st, NULL);
+		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied, then a %s cut with seed "
+		       "%" PRIu64 ", atomic write %" PRIu32 ": %" PRIu64 " of %" PRIu64
+		       " pending bytes lost\n",
+		       n, applied, cache_cut_names[mode], seed, p.atomic_write, st.last_cut_dropped,
+		       st.last_cut_pending);
+	} else {
+		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied\n", n, applied);
+	}
+	status = 0;
+out_cache:
+	if (cache_destroy(&c))
+		status = 1;
+	if (backend_sync(&be))
+		status = 1;
+out_be:
+	backend_close(&be);
+out_log:
+	wlog_reader_close(&r);
+	return status;
+}

@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: MIT
+/* MOUNTPOINT/control: commands that change the disk's state while it runs, and a listing of
+ * that state (see control.h for the contract).
+ *
+ * A write is one command line. It is parsed into words, run by its handler, and answered
+ * before the write returns: the write succeeds once the command has taken effect, or fails
+ * with the handler's errno (EINVAL for a bad command) after one log line, having changed
+ * nothing. The answer, if any, is what the next read of the same open file returns; a read
+ * of a file on which no command was written lists the state, one command per line, so that
+ * writing the listing back line by line recreates it.
+ *
+ * Each open file has its own answer buffer, guarded by its own lock, since a reader and a
+ * writer of the same descriptor may be served by two receive threads at once. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util/log.h"
+#include "daemon/control/cache_ctl.h"
+#include "daemon/control/control.h"
+#include "daemon/daemon.h"
+#include "daemon/control/fault_ctl.h"
+
+#define CTL_MAX_LINE 4096
+#define CTL_MAX_ARGS 64
+#define CTL_MAX_WRITE (64 * 1024) /* several lines: a listing written back */
+
+void ctl_printf(struct ctl_out *out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (out->oom)
+		return;
+	for (;;) {
+		size_t room = out->cap - out->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(out->buf ? out->buf + out->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			out->oom = 1;
+			return;
+		}
+		if ((size_t)n < room) {
+			out->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = out->cap ? out->cap * 2 : 1024;
+			char *nb;
+
+			while (cap - out->len <= (size_t)n)
+				cap *= 2;
+			nb = realloc(out->buf, cap);
+			if (!nb) {
+				out->oom = 1;
+				return;
+			}
+			out->buf = nb;
+			out->cap = cap;
+		}
+	}
+}
+
+static void ctl_out_reset(struct ctl_out *out)
+{
+	out->len = 0;
+	out->oom = 0;
+	if (out->buf)
+		out->buf[0] = '\0';
+}
+
+/* ---- the queue's own commands ---- */
+
+static int ctl_no_args(int argc, char **argv, struct ctl_out *out)
+{
+	if (argc == 1)
+		return 0;
+	ctl_printf(out, "%s takes no arguments\n", argv[0]);
+	return -EINVAL;
+}
+
+static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
+{
+	int ret = ctl_no_args(argc, argv, out);
+
+	if (ret)
+		return ret;
+	if (!strcmp(argv[0], "stop"))
+		queue_hold(&pd->q, true);
+	else if (!strcmp(argv[0], "start"))
+		queue_hold(&pd->q, false);
+	else if (!strcmp(argv[0], "plug"))
+		queue_plug_hold(&pd->q, true);
+	else if (!strcmp(argv[0], "unplug"))
+		queue_plug_hold(&pd->q, false);
+	else if (!strcmp(argv[0], "freeze")) {
+		if (queue_freeze(&pd->q)) {
+			ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
+			return -ECANCELED;
+		}
+		ret = pd_cache_freeze(pd, out); /* the cache's acknowledged writes, too */
+		if (ret)
+			queue_thaw(&pd->q);
+		return ret;
+	} else if (!strcmp(argv[0], "thaw")) {
+		pd_cache_thaw(pd);
+		queue_thaw(&pd->q);
+	}
+	return 0;
+}
+
+static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out);
+
+/* Every command. A feature adds its handler here, and its listing to ctl_shows[]. */
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "stop", "stop: hold the queue stopped; bios queue and merge until start", ctl_queue },
+	{ "start", "start: let a queue held by stop dispatch again (not one frozen)", ctl_queue },
+	{ "plug", "plug: hold the queue plugged; bios queue and merge until unplug", ctl_queue },
+	{ "unplug", "unplug: end a plug held by plug", ctl_queue },
+	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
+	  ctl_queue },
+	{ "thaw", "thaw: end a freeze (not a stop)", ctl_queue },
+	{ "fault", FAULT_CTL_USAGE ": injected faults", fault_ctl_cmd },
+	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
+	  fault_ctl_release },
+	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut },
+	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron },
+	{ "mark", PD_CACHE_MARK_USAGE, pd_cache_ctl_mark },
+	{ "help", "help: list the commands", ctl_help },
+};
+
+static void ctl_show_queue(struct pd *pd, struct ctl_out *out)
+{
+	struct queue_hold_state st;
+
+	queue_hold_state(&pd->q, &st);
+	ctl_printf(out, "%s\n%s\n%s\n", st.held ? "stop" : "start",
+		   st.plug_held ? "plug" : "unplug", st.frozen ? "freeze" : "thaw");
+}
+
+static const ctl_show_fn ctl_shows[] = {
+	ctl_show_queue,
+	fault_ctl_show,
+	pd_cache_ctl_show,
+};
+
+static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out)
+{
+	(void)pd, (void)argc, (void)argv;
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		ctl_printf(out, "%s\n", ctl_cmds[i].usage);
+	return 0;
+}
+
+void control_help(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		fprintf(f, "%s\n", ctl_cmds[i].usage);
+}
+
+void control_list_commands(FILE *f)
+{
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++)
+		fprintf(f, "%s\n", ctl_cmds[i].name);
+}
+
+void control_show(struct pd *pd, struct ctl_out *out)
+{
+	ctl_printf(out, "# plugdisk %s: one command per write; these lines replay the state\n",
+		   pd->cfg.disk_name);
+	for (size_t i = 0; i < sizeof(ctl_shows) / sizeof(ctl_shows[0]); i++)
+		ctl_shows[i](pd, out);
+}
+
+/* Run one line: a command, or nothing for a blank line or a '#' comment. */
+static int control_run_line(struct pd *pd, const char *line, size_t len, struct ctl_out *out)
+{
+	char buf[CTL_MAX_LINE + 1];
+	char *argv[CTL_MAX_ARGS + 1], *save = NULL, *w;
+	int argc = 0, ret = -EINVAL;
+	size_t lead, mark = out->len; /* this line's answer starts at mark */
+
+	for (lead = 0; lead < len && (line[lead] == ' ' || line[lead] == '\t'); lead++)
+		;
+	if (lead == len || line[lead] == '#')
+		return 0;
+	if (len > CTL_MAX_LINE) {
+		ctl_printf(out, "command longer than %u bytes\n", CTL_MAX_LINE);
+		goto bad;
+	}
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		ctl_printf(out, "a command is a line of text\n");
+		goto bad;
+	}
+	for (w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (argc == CTL_MAX_ARGS) {
+			ctl_printf(out, "more than %u words\n", CTL_MAX_ARGS);
+			goto bad;
+		}
+		argv[argc++] = w;
+	}
+	argv[argc] = NULL;
+	if (!argc)
+		return 0; /* blank: not reached, the test above skipped it */
+	for (size_t i = 0; i < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); i++) {
+		if (strcmp(argv[0], ctl_cmds[i].name))
+			continue;
+		ret = ctl_cmds[i].run(pd, argc, argv, out);
+		if (ret)
+			goto bad;
+		return 0;
+	}
+	ctl_printf(out, "unknown command '%s' (try: help)\n", argv[0]);
+bad:
+	/* One log line naming the command and the reason. */
+	{
+		size_t n = out->len;
+
+		while (n > mark && out->buf[n - 1] == '\n')
+			n--;
+		log_warn("control: '%.*s': %.*s", (int)(len > 200 ? 200 : len), line,
+			 (int)(n - mark), out->buf ? out->buf + mark : "failed");
+	}
+	return ret;
+}
+
+int control_run(struct pd *pd, const char *text, size_t len, struct ctl_out *out)
+{
+	size_t start = 0;
+
+	ctl_out_reset(out);
+	while (start < len) {
+		const char *nl = memchr(text + start, '\n', len - start);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		int ret = control_run_line(pd, text + start, end - start, out);
+
+		if (ret)
+			return ret;
+		start = end + 1;
+	}
+	return 0;
+}
+
+/* ---- the file ---- */
+
+struct ctl_file {
+	pthread_mutex_t lock;
+	struct ctl_out out;	/* lock: the answer, or the listing being read */
+	bool answered;		/* lock: out holds a command's answer */
+	bool listed;		/* lock: out holds a listing */
+};
+
+void control_file_open(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct ctl_file *cf = calloc(1, sizeof(*cf));
+
+	if (!cf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&cf->lock, NULL);
+	fi->direct_io = 1;
+	fi->nonseekable = 0;
+	fi->fh = (uintptr_t)cf;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		pthread_mutex_destroy(&cf->lock);
+		free(cf); /* interrupted open: no release will come */
+	}
+}
+
+void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct pd *pd = fuse_req_userdata(req);
+	struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
+
+	pthread_mutex_lock(&cf->lock);
+	/* A read from the start of a file with no answer pending lists the state afresh. */
+	if (!cf->answered && (off == 0 || !cf->listed)) {
+		ctl_out_reset(&cf->out);
+		control_show(pd, &cf->out);
+		cf->listed = true;
+	}
+	if (cf->out.oom) {
+		pthread_mutex_unlock(&cf->lock);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* The reply goes out after the unlock, from a copy: once it is sent, the reader may
+	 * close the file, and the release that frees @cf may run in another receive thread
+	 * while this one would still be inside pthread_mutex_unlock(). */
+	{
+		size_t n = 0;
+		char *copy = NULL;
+
+		if (off >= 0 && (size_t)off < cf->out.len) {
+			n = size < cf->out.len - (size_t)off ? size : cf->out.len - (size_t)off;
+			copy = malloc(n);
+			if (copy)
+				memcpy(copy, cf->out.buf + off, n);
+		}
+		pthread_mutex_unlock(&cf->lock);
+		if (n && !copy)
+			fuse_reply_err(req, ENOMEM);
+		else
+			fuse_reply_buf(req, copy, n);
+		free(copy);
+	}
+}
+
+void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi)
+{
+	struct pd *pd = fuse_req_userdata(req);
+	struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
+	size_t n = fuse_buf_size(bufv);
+	char *line;
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
+	ssize_t got;
+	int ret;
+
+	if (n == 0 || n > CTL_MAX_WRITE) {
+		log_warn("control: a write of %zu bytes is not a command", n);
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	line = malloc(n);
+	if (!line) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	dst.buf[0].mem = line;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got != (ssize_t)n) {
+		free(line);
+		fuse_reply_err(req, got < 0 ? (int)-got : EIO);
+		return;
+	}
+	/* The command runs under the file's lock: two commands written to one descriptor at
+	 * once run one after the other, each with its own answer. */
+	pthread_mutex_lock(&cf->lock);
+	ret = control_run(pd, line, n, &cf->out);
+	cf->answered = true; /* the answer, or why the command failed */
+	cf->listed = false;
+	pthread_mutex_unlock(&cf->lock);
+	free(line);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, n);
+}
+
+void control_file_release(fuse_req_t req, struct fuse_file_info *fi)
+{
+	struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
+
+	free(cf->out.buf);
+	pthread_mutex_destroy(&cf->lock);
+	free(cf);
+	fuse_reply_err(req, 0);
+}

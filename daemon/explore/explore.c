@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: MIT
+/* `plugdisk explore`: run a checker on every crash state a power cut could leave, by the
+ * write log (cache.log) and the write cache's rules (core/crash/wlog_states.c), each state served
+ * as a disk by a FUSE filesystem of explore's own (daemon/explore/explore_fuse.c) instead of a copy.
+ *
+ * The main thread walks the chosen states in id order, builds each one's overlay, skips one
+ * identical to a state already checked (same extents from the same log records), and starts
+ * the checker in a free slot (-j slots); it waits for a checker whenever every slot is busy.
+ * The FUSE threads only read a slot's overlay, which stays unchanged while it is served. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf/parse.h"
+#include "core/util/clock.h"
+#include "core/util/log.h"
+#include "daemon/daemon.h"
+#include "daemon/explore/explore.h"
+#include "daemon/explore/explore_fuse.h"
+
+extern char **environ;
+
+#define XP_OUTPUT_KEEP 4096	/* bytes of a failing checker's output in the report */
+#define XP_MAX_JOBS 256
+
+static void explore_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: plugdisk explore [--budget N] [-j N] [--seed S] [--json]\n"
+		"                        [--keep-failing DIR] [-k K] [--state ID]\n"
+		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
+		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
+		"\n"
+		"Run CHECKER on every crash state a power cut could leave by the write log LOG\n"
+		"(cache.log) over BASE_IMAGE (what the disk held when the log began): the state each\n"
+		"completed flush made durable, and between two flushes every prefix of the pending\n"
+		"writes in completion order, every subset dropping up to K of them (every subset in\n"
+		"a window of at most 10), and writes torn at the atomic unit.\n"
+		"The checker gets, in its environment:\n"
+		"  PLUGDISK_STATE     a file holding the state: read, write (thrown away), loop-mount\n"
+		"  PLUGDISK_STATE_ID  the state's number\n"
+		"  PLUGDISK_MARK      the last mark the state made durable (empty: none)\n"
+		"  PLUGDISK_MARKS     a file: the marks acknowledged before the cut, one a line\n"
+		"It passes a state by exiting 0.\n"
+		"  --budget N         check at most N states, sampled from --seed when there are more\n"
+		"  -j, --jobs N       checkers at once (default: the CPU count)\n"
+		"  --seed S           the sample's seed (default 1)\n"
+		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
+		"  --json             the report as JSON\n"
+		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img\n"
+		"  --state ID         only state ID (as a report names it)\n"
+		"  --image OUT        with --state: write the state's image to OUT, run nothing\n"
+		"Exit: 0 every state passed, 1 some failed, 2 bad input, 3 explore itself failed.\n");
+}
+
+/* One checker at work. */
+struct xp_slot {
+	pid_t pid;		/* 0: free */
+	uint64_t id;
+	struct extmap map;
+	struct xf_state fs;
+	char out[512], marks[512];
+};
+
+/* States already checked, by their overlay's hash. */
+struct xp_seen {
+	uint64_t (*v)[2];
+	uint64_t n, cap;	/* cap a power of two; v[i] = {0, 0} is empty */
+};
+
+/* Whether @h was seen; else remember it. -ENOMEM on failure to grow. */
+static int seen_test_add(struct xp_seen *s, const uint64_t h[2])
+{
+	uint64_t k0 = h[0] | 1, k1 = h[1], i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		uint64_t ncap = s->cap ? 2 * s->cap : 1024;
+		uint64_t (*nv)[2] = calloc(ncap, sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		for (uint64_t j = 0; j < s->cap; j++) {
+			if (!s->v[j][0])
+				continue;
+			for (i = s->v[j][0] & (ncap - 1); nv[i][0]; i = (i + 1) & (ncap - 1))
+				;
+			nv[i][0] = s->v[j][0];
+			nv[i][1] = s->v[j][1];
+		}
+		free(s->v);
+		s->v = nv;
+		s->cap = ncap;
+	}
+	for (i = k0 & (s->cap - 1); s->v[i][0]; i = (i + 1) & (s->cap - 1))
+		if (s->v[i][0] == k0 && s->v[i][1] == k1)
+			return 1;
+	s->v[i][0] = k0;
+	s->v[i][1] = k1;
+	s->n++;
+	return 0;
+}
+
+static volatile sig_atomic_t xp_stop;
+
+static void xp_on_signal(int sig)
+{
+	(void)sig;
+	xp_stop = 1;
+}
+
+/* The end of file @path, at most XP_OUTPUT_KEEP bytes, as a string (NULL on failure). */
+static char *read_tail(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	long size;
+	size_t n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	if (size > XP_OUTPUT_KEEP)
+		fseek(f, size - XP_OUTPUT_KEEP, SEEK_SET);
+	else
+		fseek(f, 0, SEEK_SET);
+	buf = malloc(XP_OUTPUT_KEEP + 1);
+	if (!buf) {
+		fclose(f);
+		return NULL;
+	}
+	n = fread(buf, 1, XP_OUTPUT_KEEP, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int write_marks(const struct ws_log *l, uint64_t nacked, const char *path)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return -errno;
+	for (uint64_t i = 0; i < nacked; i++)
+		fprintf(f, "%s\n", l->marks[i].text);
+	return fclose(f) ? -errno : 0;
+}
+
+/* Start the checker on the state in @sl. 0 or -errno (printed). */
+static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const struct ws_state *s)
+{
+	char env_state[600], env_id[64], env_marks[600], *env_mark = NULL, **envp;
+	posix_spawn_file_actions_t fa;
+	size_t nenv = 0, i = 0;
+	uint64_t nacked;
+	int64_t mark;
+	int ret;
+
+	mark = ws_state_mark(&x->log, s, &nacked);
+	ret = write_marks(&x->log, nacked, sl->marks);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s: %s\n", sl->marks, strerror(-ret));
+		return ret;
+	}
+	snprintf(env_state, sizeof(env_state), "PLUGDISK_STATE=%s/state-%" PRIu64, xf->mnt, s->id);
+	snprintf(env_id, sizeof(env_id), "PLUGDISK_STATE_ID=%" PRIu64, s->id);
+	snprintf(env_marks, sizeof(env_marks), "PLUGDISK_MARKS=%s", sl->marks);
+	if (asprintf(&env_mark, "PLUGDISK_MARK=%s", mark >= 0 ? x->log.marks[mark].text : "") < 0)
+		return -ENOMEM;
+	while (environ[nenv])
+		nenv++;
+	envp = calloc(nenv + 5, sizeof(*envp));
+	if (!envp) {
+		free(env_mark);
+		return -ENOMEM;
+	}
+	for (size_t e = 0; e < nenv; e++)
+		if (strncmp(environ[e], "PLUGDISK_", 9))
+			envp[i++] = environ[e];
+	envp[i++] = env_state;
+	envp[i++] = env_id;
+	envp[i++] = env_mark;
+	envp[i++] = env_marks;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, sl->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	ret = posix_spawnp(&sl->pid, x->checker[0], &fa, NULL, x->checker, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	free(env_mark);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s: %s\n", x->checker[0], strerror(ret));
+		x->bad_checker = true;
+		sl->pid = 0;
+		return -ret;
+	}
+	return 0;
+}
+
+static int add_fail(struct xp *x, uint64_t id, int status, char *output, char *image)
+{
+	if (x->nfails == x->capfails) {
+		uint64_t cap = x->capfails ? 2 * x->capfails : 16;
+		struct xp_fail *nv = realloc(x->fails, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		x->fails = nv;
+		x->capfails = cap;
+	}
+	x->fails[x->nfails++] = (struct xp_fail){ id, status, output, image };
+	return 0;
+}
+
+/* A checker ended with @wstatus: note the verdict, keep a failing image, free the slot. */
+static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot *sl,
+		       int wstatus)
+{
+	int status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+	char *image = NULL;
+	int ret = 0;
+
+	xf_remove(xf, &sl->fs);
+	x->checked++;
+	if (status == 0) {
+		x->passed++;
+	} else {
+		if (x->keep_dir &&
+		    asprintf(&image, "%s/state-%" PRIu64 ".img", x->keep_dir, sl->id) >= 0 &&
+		    xp_write_image(image, base_fd, x->log.hdr.disk_size, &sl->map)) {
+			free(image);
+			image = NULL;
+		}
+		ret = add_fail(x, sl->id, status, read_tail(sl->out), image);
+	}
+	sl->pid = 0;
+	return ret;
+}
+
+static int cmp_fail(const void *a, const void *b)
+{
+	const struct xp_fail *p = a, *q = b;
+
+	return p->id < q->id ? -1 : p->id > q->id;
+}
+
+static void progress(const struct xp *x, uint64_t done, uint64_t t0, bool final)
+{
+	double s = (double)(clock_now_ns() - t0) / 1e9;
+
+	fprintf(stderr, "\rexplore: done %" PRIu64 ", left %" PRIu64 ", failed %" PRIu64
+		", %.0f states/min   %s", done, x->planned - done, x->nfails,
+		s > 0 ? (double)x->checked * 60 / s : 0.0, final ? "\n" : "");
+}
+
+/* Check the chosen states. 0, or -errno when explore itself failed. */
+static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
+{
+	struct xp_slot *slots;
+	struct ws_builder b;
+	struct xp_seen seen = { 0 };
+	char dir[] = "/tmp/plugdisk-explore.XXXXXX", mnt[64];
+	uint64_t t0 = clock_now_ns(), last = 0, done = 0;
+	bool tty = isatty(STDERR_FILENO);
+	struct xf xf;
+	unsigned int busy = 0;
+	int ret = 0;
+
+	if (!mkdtemp(dir)) {
+		ret = -errno;
+		fprintf(stderr, "plugdisk explore: mkdtemp: %s\n", strerror(-ret));
+		return ret;
+	}
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	slots = calloc(x->jobs, sizeof(*slots));
+	if (!slots || mkdir(mnt, 0700)) {
+		ret = slots ? -errno : -ENOMEM;
+		goto out_dir;
+	}
+	for (unsigned int i = 0; i < x->jobs; i++) {
+		extmap_init(&slots[i].map);
+		snprintf(slots[i].out, sizeof(slots[i].out), "%s/out-%u", dir, i);
+		snprintf(slots[i].marks, sizeof(slots[i].marks), "%s/marks-%u", dir, i);
+	}
+	ret = xf_start(&xf, mnt, base_fd, x->log.hdr.disk_size);
+	if (ret)
+		goto out_dir;
+	ws_builder_init(&b);
+	for (uint64_t n = 0; (n < x->planned || busy) && !ret;) {
+		struct xp_slot *sl = NULL;
+		struct ws_state s;
+		uint64_t h[2];
+		int wstatus;
+
+		if (xp_stop) {
+			ret = -EINTR;
+			break;
+		}
+		if (busy == x->jobs || n == x->planned) {
+			pid_t pid = waitpid(-1, &wstatus, 0);
+
+			if (pid < 0) {
+				if (errno != EINTR)
+					ret = -errno;
+				continue;
+			}
+			for (unsigned int i = 0; i < x->jobs; i++)
+				if (slots[i].pid == pid)
+					sl = &slots[i];
+			if (!sl)
+				continue;
+			ret = slot_finish(x, &xf, base_fd, sl, wstatus);
+			busy--;
+			done++;
+			if (tty && clock_now_ns() - last > 200 * NSEC_PER_MSEC) {
+				last = clock_now_ns();
+				progress(x, done, t0, false);
+			}
+			continue;
+		}
+		for (unsigned int i = 0; i < x->jobs && !sl; i++)
+			if (!slots[i].pid)
+				sl = &slots[i];
+		if (!sl) { /* busy < jobs: cannot happen */
+			ret = -EIO;
+			break;
+		}
+		ws_state_decode(&x->log, ids ? ids[n] : n, &s);
+		n++;
+		ret = ws_state_build(&x->log, &b, &s, &sl->map);
+		if (ret)
+			break;
+		extmap_hash(&sl->map, x->log.map, h);
+		ret = seen_test_add(&seen, h);
+		if (ret > 0) {
+			ret = 0;
+			x->dups++;
+			done++;
+			continue;
+		}
+		if (ret)
+			break;
+		sl->id = s.id;
+		ret = xf_add(&xf, &sl->fs, s.id, &sl->map);
+		if (ret)
+			break;
+		ret = slot_spawn(x, &xf, sl, &s);
+		if (ret) {
+			xf_remove(&xf, &sl->fs);
+			break;
+		}
+		busy++;
+	}
+	if (tty)
+		progress(x, done, t0, true);
+	/* On an error or a signal: end our checkers, by their pids, and collect them. */
+	for (unsigned int i = 0; i < x->jobs; i++) {
+		int wstatus;
+
+		if (!slots[i].pid)
+			continue;
+		kill(slots[i].pid, SIGTERM);
+		while (waitpid(slots[i].pid, &wstatus, 0) < 0 && errno == EINTR)
+			;
+		xf_remove(&xf, &slots[i].fs);
+		slots[i].pid = 0;
+	}
+	ws_builder_free(&b);
+	xf_stop(&xf);
+	x->seconds = (double)(clock_now_ns() - t0) / 1e9;
+out_dir:
+	if (slots)
+		for (unsigned int i = 0; i < x->jobs; i++) {
+			extmap_free(&slots[i].map);
+			unlink(slots[i].out);
+			unlink(slots[i].marks);
+		}
+	free(slots);
+	free(seen.v);
+	rmdir(mnt);
+	rmdir(dir);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "plugdisk explore: out of memory\n");
+	return ret;
+}
+
+/* --state ID --image OUT: write that state, nothing else. */
+static int xp_write_state(struct xp *x, int base_fd)
+{
+	struct ws_builder b;
+	struct extmap m;
+	struct ws_state s;
+	int ret;
+
+	ws_builder_init(&b);
+	extmap_init(&m);
+	ws_state_decode(&x->log, x->state, &s);
+	ret = ws_state_build(&x->log, &b, &s, &m);
+	if (!ret)
+		ret = xp_write_image(x->image, base_fd, x->log.hdr.disk_size, &m);
+	else
+		fprintf(stderr, "plugdisk explore: out of memory\n");
+	extmap_free(&m);
+	ws_builder_free(&b);
+	return ret ? 3 : 0;
+}
+
+static int bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "plugdisk explore: bad %s: %s\n", what, arg);
+	return 2;
+}
+
+int pd_explore_main(int argc, char **argv)
+{
+	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE };
+	static const struct option lo[] = {
+		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
+		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
+		{ "keep-failing", required_argument, 0, O_KEEP },
+		{ "state", required_argument, 0, O_STATE },   { "image", required_argument, 0, O_IMAGE },
+		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
+	};
+	struct xp x = { .seed = 1, .k = 2 };
+	uint64_t v, *ids = NULL;
+	struct sigaction sa;
+	struct stat st;
+	char err[512];
+	int opt, ret, base_fd, status;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	log_init("plugdisk explore", false, LOG_LVL_WARN);
+	x.jobs = cpus > 0 ? (unsigned int)cpus : 1;
+	while ((opt = getopt_long(argc, argv, "+hj:k:", lo, NULL)) != -1) {
+		switch (opt) {
+		case O_BUDGET:
+			if (conf_parse_u64_whole(optarg, &x.budget) || !x.budget)
+				return bad("--budget (a whole number > 0)", optarg);
+			break;
+		case 'j':
+			if (conf_parse_u64_whole(optarg, &v) || !v || v > XP_MAX_JOBS)
+				return bad("-j (1..256)", optarg);
+			x.jobs = (unsigned int)v;
+			break;
+		case 'k':
+			if (conf_parse_u64_whole(optarg, &v) || v > WS_MAX_K)
+				return bad("-k (0..3)", optarg);
+			x.k = (unsigned int)v;
+			break;
+		case O_SEED:
+			if (conf_parse_u64_whole(optarg, &x.seed))
+				return bad("--seed", optarg);
+			break;
+		case O_JSON:
+			x.json = true;
+			break;
+		case O_KEEP:
+			x.keep_dir = optarg;
+			break;
+		case O_STATE:
+			if (conf_parse_u64_whole(optarg, &x.state))
+				return bad("--state", optarg);
+			x.has_state = true;
+			break;
+		case O_IMAGE:
+			x.image = optarg;
+			break;
+		case 'h':
+			explore_usage(stdout);
+			return 0;
+		default:
+			explore_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind < 2) {
+		explore_usage(stderr);
+		return 2;
+	}
+	x.log_path = argv[optind];
+	x.base_path = argv[optind + 1];
+	optind += 2;
+	if (x.image) {
+		if (!x.has_state || optind != argc) {
+			fprintf(stderr, "plugdisk explore: --image needs --state and no checker\n");
+			return 2;
+		}
+	} else {
+		if (optind >= argc || strcmp(argv[optind], "--") || optind + 1 >= argc) {
+			fprintf(stderr, "plugdisk explore: give the checker after --\n");
+			return 2;
+		}
+		x.checker = &argv[optind + 1];
+	}
+	if (x.keep_dir && (stat(x.keep_dir, &st) || !S_ISDIR(st.st_mode)))
+		return bad("--keep-failing (not a directory)", x.keep_dir);
+	base_fd = open(x.base_path, O_RDONLY | O_CLOEXEC);
+	if (base_fd < 0 || fstat(base_fd, &st) || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "plugdisk explore: %s: %s\n", x.base_path,
+			base_fd < 0 ? strerror(errno) : "not a regular file");
+		if (base_fd >= 0)
+			close(base_fd);
+		return 2;
+	}
+	ret = ws_log_open(&x.log, x.log_path, x.k, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s\n", err);
+		close(base_fd);
+		return ret == -ENOMEM ? 3 : 2;
+	}
+	if (x.has_state && x.state >= x.log.nstates) {
+		fprintf(stderr, "plugdisk explore: --state %" PRIu64 ": the log has %" PRIu64
+			" states (with -k %u)\n", x.state, x.log.nstates, x.k);
+		status = 2;
+		goto out;
+	}
+	if (x.image) {
+		status = xp_write_state(&x, base_fd);
+		goto out;
+	}
+	x.planned = x.log.nstates;
+	if (x.has_state) {
+		x.planned = 1;
+		ids = &x.state;
+	} else if (x.budget && x.budget < x.log.nstates) {
+		x.planned = x.budget;
+		x.sampled = true;
+		ids = calloc(x.budget, sizeof(*ids));
+		if (!ids || ws_sample(&x.log, x.budget, x.seed, ids)) {
+			fprintf(stderr, "plugdisk explore: out of memory\n");
+			status = 3;
+			goto out;
+		}
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = xp_on_signal; /* no SA_RESTART: waitpid returns to see the flag */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = xp_run(&x, base_fd, ids);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s\n",
+			ret == -EINTR ? "interrupted" : "stopped on an error");
+		status = x.bad_checker ? 2 : 3; /* a checker that cannot run is bad input */
+		goto out;
+	}
+	if (x.nfails)
+		qsort(x.fails, x.nfails, sizeof(*x.fails), cmp_fail);
+	xp_report(&x, stdout);
+	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
+		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
+	status = x.nfails ? 1 : 0;
+out:
+	for (uint64_t i = 0; i < x.nfails; i++) {
+		free(x.fails[i].output);
+		free(x.fails[i].image);
+	}
+	free(x.fails);
+	if (ids != &x.state)
+		free(ids);
+	ws_log_close(&x.log);
+	close(base_fd);
+	return status;
+}

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/* `plugdisk explore`'s report: for each failing state the barrier it follows, the writes it
+ * kept, dropped and tore, the marks, the checker's output and a command that rebuilds it; as
+ * text, or as JSON for CI. Failures are listed by state id, whatever order they ended in. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/explore/explore.h"
+
+#define XP_LIST_MAX 64	/* ranges listed per kind; the counts are always whole */
+
+static void put_shell_word(FILE *f, const char *s)
+{
+	if (*s && !s[strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			       "_-./=:,+@%")]) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	fputc('\'', f);
+}
+
+static void put_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* "after flush 3 (epoch 4)" and the like. */
+static void put_barrier(FILE *f, const struct ws_window *w)
+{
+	switch (w->kind) {
+	case WS_START:
+		fprintf(f, "the log's start");
+		break;
+	case WS_FLUSH:
+		fprintf(f, "flush %" PRIu64 " (epoch %" PRIu64 ")", w->flush_no, w->epoch);
+		break;
+	case WS_IGNORED:
+		fprintf(f, "flush %" PRIu64 " (epoch %" PRIu64 ", ignored: nothing made durable)",
+			w->flush_no, w->epoch);
+		break;
+	case WS_DISCARD:
+		fprintf(f, "a discard after flush %" PRIu64, w->flush_no);
+		break;
+	}
+}
+
+/* The command that writes the state's image. */
+static void put_rebuild(FILE *f, const struct xp *x, uint64_t id)
+{
+	char img[64];
+
+	snprintf(img, sizeof(img), "state-%" PRIu64 ".img", id);
+	fprintf(f, "plugdisk explore -k %u --state %" PRIu64 " --image %s ", x->k, id, img);
+	put_shell_word(f, x->log_path);
+	fputc(' ', f);
+	put_shell_word(f, x->base_path);
+}
+
+/* Ranges of the pending ops the state keeps as @want (0 dropped, 1 kept, 2 torn). */
+static uint64_t put_ranges(FILE *f, const struct xp *x, const struct ws_state *s, int want,
+			   bool json)
+{
+	const struct ws_log *l = &x->log;
+	const struct ws_window *w = &l->win[s->win];
+	uint64_t cnt = 0;
+
+	for (uint64_t i = 0; i < s->n; i++) {
+		const struct ws_op *op = &l->ops[w->durable + i];
+
+		if (ws_state_keeps(l, s, i) != want)
+			continue;
+		if (cnt++ >= XP_LIST_MAX)
+			continue;
+		if (json) {
+			fprintf(f, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 "%s", cnt > 1 ? "," : "",
+				op->off, op->len, op->data ? "" : ",\"discard\":true");
+		} else {
+			fprintf(f, " %" PRIu64 "+%" PRIu64 "%s", op->off, op->len,
+				op->data ? "" : "(discard)");
+		}
+		if (want == 2) {
+			uint64_t o, n;
+
+			ws_state_torn_range(l, s, &o, &n);
+			if (json)
+				fprintf(f, ",\"kept_offset\":%" PRIu64 ",\"kept_length\":%" PRIu64, o, n);
+			else
+				fprintf(f, "(kept %" PRIu64 "+%" PRIu64 ")", o, n);
+		}
+		if (json)
+			fputc('}', f);
+	}
+	if (!json && cnt > XP_LIST_MAX)
+		fprintf(f, " ... and %" PRIu64 " more", cnt - XP_LIST_MAX);
+	return cnt;
+}
+
+static uint64_t count_keeps(const struct xp *x, const struct ws_state *s, int want)
+{
+	uint64_t cnt = 0;
+
+	for (uint64_t i = 0; i < s->n; i++)
+		cnt += ws_state_keeps(&x->log, s, i) == want;
+	return cnt;
+}
+
+static void put_kind(FILE *f, const struct ws_state *s)
+{
+	switch (s->kind) {
+	case WS_K_FLUSH:
+		fprintf(f, "the barrier's state: every pending write lost");
+		break;
+	case WS_K_PREFIX:
+		fprintf(f, "the first %" PRIu64 " of %" PRIu64 " pending writes", s->j, s->n);
+		break;
+	case WS_K_SUBSET:
+		fprintf(f, "a subset of %" PRIu64 " pending writes", s->n);
+		break;
+	case WS_K_DROP:
+		fprintf(f, "%" PRIu64 " pending writes but %u", s->n, s->ndrop);
+		break;
+	case WS_K_TORN:
+		fprintf(f, "pending write %" PRIu64 " of %" PRIu64 " torn (its %s %" PRIu64
+			" units kept), the ones before it kept, the rest lost", s->j + 1, s->n,
+			s->tail ? "last" : "first", s->m);
+		break;
+	}
+}
+
+static void report_text(const struct xp *x, FILE *f)
+{
+	const struct ws_log *l = &x->log;
+
+	fprintf(f, "explore: %" PRIu64 " crash states in %" PRIu64 " windows (-k %u)%s\n",
+		l->nstates, l->nwin, x->k, l->cut ? "; the log ends at a power cut" : "");
+	if (x->sampled)
+		fprintf(f, "explore: over the budget: %" PRIu64 " states sampled with seed %" PRIu64
+			"\n", x->planned, x->seed);
+	for (uint64_t i = 0; i < x->nfails; i++) {
+		const struct xp_fail *fl = &x->fails[i];
+		struct ws_state s;
+		uint64_t nacked;
+		int64_t mark;
+
+		ws_state_decode(l, fl->id, &s);
+		mark = ws_state_mark(l, &s, &nacked);
+		fprintf(f, "\nFAIL state %" PRIu64 ": after ", fl->id);
+		put_barrier(f, &l->win[s.win]);
+		fprintf(f, "; %s: ", ws_kind_names[s.kind]);
+		put_kind(f, &s);
+		fprintf(f, "\n  durable writes: %" PRIu64 "\n", l->win[s.win].durable);
+		fprintf(f, "  kept (%" PRIu64 "):", count_keeps(x, &s, 1));
+		put_ranges(f, x, &s, 1, false);
+		fprintf(f, "\n  dropped (%" PRIu64 "):", count_keeps(x, &s, 0));
+		put_ranges(f, x, &s, 0, false);
+		fprintf(f, "\n  torn (%" PRIu64 "):", count_keeps(x, &s, 2));
+		put_ranges(f, x, &s, 2, false);
+		fprintf(f, "\n  mark: %s; marks acknowledged before the cut: %" PRIu64 "\n",
+			mark >= 0 ? l->marks[mark].text : "(none)", nacked);
+		fprintf(f, "  checker: exit %d; output:\n", fl->status);
+		for (const char *p = fl->output; p && *p;) {
+			const char *nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+			fprintf(f, "    | %.*s\n", len, p);
+			p += len + (nl ? 1 : 0);
+		}
+		if (fl->image)
+			fprintf(f, "  image: %s\n", fl->image);
+		fprintf(f, "  rebuild: ");
+		put_rebuild(f, x, fl->id);
+		fputc('\n', f);
+	}
+	fprintf(f, "\nexplore: %" PRIu64 " states: %" PRIu64 " checked, %" PRIu64 " passed, %"
+		PRIu64 " failed, %" PRIu64 " skipped as identical to one checked\n",
+		x->planned, x->checked, x->passed, x->nfails, x->dups);
+}
+
+static void report_json(const struct xp *x, FILE *f)
+{
+	const struct ws_log *l = &x->log;
+
+	fprintf(f, "{\"log\":");
+	put_json_str(f, x->log_path);
+	fprintf(f, ",\"base\":");
+	put_json_str(f, x->base_path);
+	fprintf(f, ",\"k\":%u,\"seed\":%" PRIu64 ",\"states_total\":%" PRIu64 ",\"windows\":%" PRIu64
+		",\"log_cut\":%s,\"sampled\":%s,\"planned\":%" PRIu64 ",\"checked\":%" PRIu64
+		",\"passed\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"duplicates\":%" PRIu64
+		",\"failures\":[",
+		x->k, x->seed, l->nstates, l->nwin, l->cut ? "true" : "false",
+		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups);
+	for (uint64_t i = 0; i < x->nfails; i++) {
+		const struct xp_fail *fl = &x->fails[i];
+		const struct ws_window *w;
+		struct ws_state s;
+		uint64_t nacked;
+		int64_t mark;
+
+		ws_state_decode(l, fl->id, &s);
+		w = &l->win[s.win];
+		mark = ws_state_mark(l, &s, &nacked);
+		fprintf(f, "%s{\"id\":%" PRIu64 ",\"window\":%" PRIu64 ",\"after\":\"", i ? "," : "",
+			fl->id, s.win);
+		put_barrier(f, w);
+		fprintf(f, "\",\"flush\":%" PRIu64 ",\"kind\":\"%s\",\"durable_writes\":%" PRIu64
+			",\"pending_writes\":%" PRIu64,
+			w->flush_no, ws_kind_names[s.kind], w->durable, s.n);
+		for (int want = 1; want >= 0; want--) {
+			fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s\":[", want ? "kept" : "dropped",
+				count_keeps(x, &s, want), want ? "kept" : "dropped");
+			put_ranges(f, x, &s, want, true);
+			fputc(']', f);
+		}
+		fprintf(f, ",\"torn\":[");
+		put_ranges(f, x, &s, 2, true);
+		fprintf(f, "],\"mark\":");
+		if (mark >= 0)
+			put_json_str(f, l->marks[mark].text);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"marks_acknowledged\":%" PRIu64 ",\"status\":%d,\"output\":", nacked,
+			fl->status);
+		put_json_str(f, fl->output ? fl->output : "");
+		fprintf(f, ",\"image\":");
+		if (fl->image)
+			put_json_str(f, fl->image);
+		else
+			fputs("null", f);
+		fprintf(f, ",\"rebuild\":\"");
+		{
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *m = open_memstream(&buf, &len);
+
+			if (m) {
+				put_rebuild(m, x, fl->id);
+				fclose(m);
+				/* the command as a JSON string's inside */
+				for (size_t c = 0; c < len; c++)
+					if (buf[c] == '"' || buf[c] == '\\')
+						fprintf(f, "\\%c", buf[c]);
+					else
+						fputc(buf[c], f);
+			}
+			free(buf);
+		}
+		fprintf(f, "\"}");
+	}
+	fprintf(f, "]}\n");
+}
+
+void xp_report(const struct xp *x, FILE *f)
+{
+	if (x->json)
+		report_json(x, f);
+	else
+		report_text(x, f);
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: MIT
+/* The disk's data path: FUSE requests on MOUNTPOINT/disk become bios, their completions
+ * replies.
+ *
+ * No request holds a thread while it is queued: a receive thread turns a request into a bio,
+ * submits it and goes back to /dev/fuse; the reply is sent by whoever completes the bio (a
+ * backend worker, the timer thread, or the receive thread itself when it runs the I/O
+ * inline). Only a range operation larger than one bio (a zero range or a punch hole) keeps
+ * its receive thread, which submits the range in bounded batches.
+ *
+ * Memory: the data budget, parked requests and the large buffers are in data_budget.c. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util/barrier.h"
+#include "core/util/log.h"
+#include "daemon/daemon.h"
+#include "daemon/fuse/data.h"
+#include "daemon/fuse/data_int.h"
+#include "daemon/fuse/fuse_uring.h"
+
+static struct pd *req_pd(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* The daemon is stopping: the disk takes no new request (see pd_shutdown). */
+static bool pd_refuse(struct pd *pd, fuse_req_t req)
+{
+	if (!READ_ONCE(pd->stopping))
+		return false;
+	fuse_reply_err(req, PD_ESTOPPED);
+	return true;
+}
+
+/* ---- the receive buffer ---- */
+
+/* The receive thread's buffer, which libfuse fills and reuses for every request it reads. */
+static __thread struct fuse_buf *tls_rxbuf;
+
+void pd_data_set_rxbuf(struct fuse_buf *buf)
+{
+	tls_rxbuf = buf;
+}
+/* ---- bios ---- */
+
+static void pd_io_free(struct pd_io *io)
+{
+	if (io->charged)
+		pd_data_put(io->pd, io->charged);
+	if (io->bigbuf)
+		pd_bigbuf_put(io->pd, io->bigbuf);
+	free(io);
+}
+
+static void pd_fanout_end(struct pd_fanout *f, int error);
+
+static void pd_end_io(struct bio *bio, int error)
+{
+	struct pd_io *io = (struct pd_io *)bio;
+
+	if (io->fanout)
+		pd_fanout_end(io->fanout, error);
+	else if (error)
+		fuse_reply_err(io->req, -error);
+	else if (io->bio.op == BIO_OP_READ)
+		fuse_reply_buf(io->req, io->iov.iov_base, io->reply_len);
+	else if (io->bio.op == BIO_OP_WRITE)
+		fuse_reply_write(io->req, io->reply_len);
+	else
+		fuse_reply_err(io->req, 0);
+	pd_io_free(io);
+}
+
+static void pd_io_set_data(struct pd_io *io, void *buf, size_t len)
+{
+	io->iov.iov_base = buf;
+	io->iov.iov_len = len;
+	io->bio.iov = &io->iov;
+	io->bio.iovcnt = 1;
+}
+
+/* A bio of @op on [@off, @off + @len) with @extra bytes after it (its data, or iovecs). */
+static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			       uint32_t len, size_t extra)
+{
+	struct pd_io *io = malloc(sizeof(*io) + extra);
+
+	if (!io)
+		return NULL;
+	memset(io, 0, sizeof(*io));
+	io->pd = pd;
+	io->req = req;
+	io->bio.op = op;
+	io->bio.offset = off;
+	io->bio.len = len;
+	io->bio.end_io = pd_end_io;
+	io->reply_len = len;
+	return io;
+}
+
+/* The budget a read or write of @len bytes takes (see pd_io_new_charged()). */
+size_t pd_io_charge(size_t len, bool ext)
+{
+	return ext || len >= PD_BIGBUF_MIN ? PD_RXBUF_SIZE : len;
+}
+
+/* A read or write of @len bytes whose budget, pd_io_charge(), is taken. Its data is at @ext,
+ * in a receive buffer the caller hands over (it sets io->bigbuf), or else in a large buffer
+ * when there are PD_BIGBUF_MIN bytes or more, or else in the pd_io itself. On failure the
+ * budget is given back. */
+struct pd_io *pd_io_new_charged(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+				size_t len, void *ext)
+{
+	bool big = ext || len >= PD_BIGBUF_MIN;
+	size_t charge = pd_io_charge(len, ext != NULL);
+	struct pd_io *io;
+
+	io = pd_io_new(pd, req, op, off, (uint32_t)len, big ? 0 : len);
+	if (io && big && !ext) {
+		ext = io->bigbuf = pd_bigbuf_get(pd);
+		if (!ext) {
+			free(io);
+			io = NULL;
+		}
+	}
+	if (!io) {
+		pd_data_put(pd, charge);
+		return NULL;
+	}
+	io->charged = charge;
+	pd_io_set_data(io, big ? ext : io->data, len);
+	return io;
+}
+/* FUSE over io_uring: a bio whose data is @buf in the request's own ring entry, which stays
+ * the request's until the reply (pd_uring_payload()). Nothing is allocated for the data, so
+ * nothing is charged to the data budget and nothing is parked: the ring's entries bound that
+ * memory. */
+static struct pd_io *pd_io_new_ring(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+				    size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new(pd, req, op, off, (uint32_t)len, 0);
+
+	if (io)
+		pd_io_set_data(io, buf, len);
+	return io;
+}
+
+/* @data (@len bytes) if it lies in the calling ring thread's request entry, else NULL. */
+static void *pd_ring_data(void *data, size_t len)
+{
+	size_t cap = 0;
+	char *payload = pd_uring_payload(&cap);
+
+	if (!payload || (char *)data < payload || len > cap ||
+	    (size_t)((char *)data - payload) > cap - len)
+		return NULL;
+	return data;
+}
+
+/* Submit a read or write whose data is in its ring entry. */
+static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			   size_t len, void *buf)
+{
+	struct pd_io *io = pd_io_new_ring(pd, req, op, off, len, buf);
+
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+void pd_disk_read(fuse_req_t req, size_t size, off_t off)
+{
+	struct pd *pd = req_pd(req);
+	struct pd_io *io;
+	size_t cap = 0;
+	void *ring;
+
+	if (pd_refuse(pd, req))
+		return;
+
+	/* Reads past the end return 0 bytes; a read across it is short. */
+	if (off < 0 || (uint64_t)off >= pd->be.size || !size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > pd->be.size - (uint64_t)off)
+		size = (size_t)(pd->be.size - (uint64_t)off);
+	ring = pd_uring_payload(&cap);
+	if (ring && size <= cap) {
+		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring);
+		return;
+	}
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), true)) {
+		struct pd_parked *pk = calloc(1, sizeof(*pk));
+
+		if (!pk) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		*pk = (struct pd_parked){ .req = req, .op = BIO_OP_READ, .off = (uint64_t)off,
+					  .len = size };
+		pd_park(pd, pk);
+		return;
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_READ, (uint64_t)off, size, NULL);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+/* Where a write's data is: in this thread's receive buffer (*@in_rx, large writes only,
+ * whose buffer the bio may take over), or elsewhere (the caller copies it). */
+static char *pd_write_data(struct fuse_bufvec *bufv, size_t size, bool *in_rx)
+{
+	struct fuse_buf *rx = tls_rxbuf;
+	const struct fuse_buf *b = &bufv->buf[0];
+	char *data;
+
+	*in_rx = false;
+	if (size < PD_BIGBUF_MIN || !rx || !rx->mem || bufv->count != 1 || bufv->idx ||
+	    (b->flags & FUSE_BUF_IS_FD))
+		return NULL;
+	data = (char *)b->mem + bufv->off;
+	if (data < (char *)rx->mem || data + size > (char *)rx->mem + rx->size)
+		return NULL;
+	*in_rx = true;
+	return data;
+}
+
+/* Copy a write's @size bytes of data from @bufv to @dst. Returns 0 or a positive errno. */
+static int pd_write_copy(struct fuse_bufvec *bufv, void *dst_mem, size_t size)
+{
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(size);
+	ssize_t got;
+
+	dst.buf[0].mem = dst_mem;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got == (ssize_t)size)
+		return 0;
+	log_err("fuse_buf_copy: %s", got < 0 ? strerror((int)-got) : "short copy");
+	return got < 0 ? (int)-got : EIO;
+}
+
+/* Park a write refused by the budget: its data stays in the receive buffer (taken over), or
+ * is copied. */
+static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv, uint64_t off,
+			  size_t size, char *rxdata)
+{
+	struct pd_parked *pk = calloc(1, sizeof(*pk));
+	int err = ENOMEM;
+
+	if (!pk)
+		goto fail;
+	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size };
+	if (rxdata) {
+		pk->mem = tls_rxbuf->mem;
+		pk->data = rxdata;
+		pk->big = true;
+		tls_rxbuf->mem = NULL;
+	} else {
+		pk->mem = pk->data = malloc(size);
+		if (!pk->mem)
+			goto fail;
+		err = pd_write_copy(bufv, pk->data, size);
+		if (err) {
+			free(pk->mem);
+			goto fail;
+		}
+	}
+	pd_park(pd, pk);
+	return;
+fail:
+	free(pk);
+	fuse_reply_err(req, err);
+}
+
+void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
+{
+	struct pd *pd = req_pd(req);
+	size_t size = fuse_buf_size(bufv);
+	struct pd_io *io;
+	char *rxdata;
+	void *ring;
+	bool in_rx;
+	int err;
+
+	if (pd_refuse(pd, req))
+		return;
+	if (!size) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	/* As on a block device: write up to the end, then ENOSPC. */
+	if (off < 0 || (uint64_t)off >= pd->be.size) {
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
+	if (size > pd->be.size - (uint64_t)off)
+		size = (size_t)(pd->be.size - (uint64_t)off);
+	if (bufv->count == 1 && !bufv->idx && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) &&
+	    (ring = pd_ring_data((char *)bufv->buf[0].mem + bufv->off, size))) {
+		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring);
+		return;
+	}
+	rxdata = pd_write_data(bufv, size, &in_rx);
+	if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), true)) {
+		pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata);
+		return;
+	}
+	io = pd_io_new_charged(pd, req, BIO_OP_WRITE, (uint64_t)off, size, rxdata);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (in_rx) {
+		/* The bio takes over the receive buffer: no copy. The thread gets another. */
+		io->bigbuf = tls_rxbuf->mem;
+		tls_rxbuf->mem = NULL;
+	} else {
+		/* The receive buffer is reused for the next request: the data moves to the bio. */
+		err = pd_write_copy(bufv, io->iov.iov_base, size);
+		if (err) {
+			pd_io_free(io);
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+void pd_disk_fsync(fuse_req_t req)
+{
+	struct pd *pd = req_pd(req);
+	struct pd_io *io;
+
+	if (pd_refuse(pd, req))
+		return;
+	io = pd_io_new(pd, req, BIO_OP_FLUSH, 0, 0, 0);
+	if (!io) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	queue_submit(&pd->q, &io->bio);
+}
+
+/* ---- range operations: zero range and punch hole ---- */
+
+/* A range longer than one bio is cut into bios of at most @step bytes, submitted by the
+ * receive thread in batches of at most PD_FANOUT_BATCH in flight, so that a terabyte range
+ * neither allocates a bio per chunk up front nor floods the queue. The reply waits for the
+ * last bio and carries the first error. Splitting, never clamping: a range is done whole or
+ * fails. */
+#define PD_FANOUT_BATCH 16u
+/* A discard bio's length: 1 GiB, aligned, well inside the bio's 32-bit length. */
+#define PD_DISCARD_STEP (1024u * 1024u * 1024u)
+
+struct pd_fanout {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* lock: a bio ended */
+	unsigned int in_flight;	/* lock */
+	int error;		/* lock: the first error */
+};
+
+static void pd_fanout_end(struct pd_fanout *f, int error)
+{
+	pthread_mutex_lock(&f->lock);
+	if (error && !f->error)
+		f->error = error;
+	f->in_flight--;
+	/* Under the lock: the receive thread's stack frame holds @f and goes once it sees 0. */
+	pthread_cond_signal(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+/* Wait until at most @max bios of @f are in flight. Returns the first error so far. */
+static int pd_fanout_wait(struct pd *pd, struct pd_fanout *f, unsigned int max)
+{
+	int error;
+
+	pthread_mutex_lock(&f->lock);
+	if (f->in_flight > max) {
+		/* Our own bios may sit in the plug: let them go before sleeping. */
+		pthread_mutex_unlock(&f->lock);
+		queue_unplug_idle(&pd->q);
+		pthread_mutex_lock(&f->lock);
+	}
+	while (f->in_flight > max)
+		pthread_cond_wait(&f->cond, &f->lock);
+	error = f->error;
+	pthread_mutex_unlock(&f->lock);
+	return error;
+}
+
+/* One bio of a range operation: a write of zeroes or a discard of [@off, @off + @len).
+ * A zeroing write's data is the shared backend_zero_chunk (core/backend/backend.h), so that a backend
+ * that sees only it in a write request may turn it into a zeroing command (NBD WRITE_ZEROES). */
+static struct pd_io *pd_range_bio(struct pd *pd, enum bio_op op, uint64_t off, uint32_t len)
+{
+	unsigned int nv =
+		op == BIO_OP_WRITE ? (len + BACKEND_ZERO_CHUNK - 1) / BACKEND_ZERO_CHUNK : 0;
+	size_t extra = nv * sizeof(struct iovec);
+	struct pd_io *io;
+
+	/* A zeroing bio's iovecs count against the data budget; its data is backend_zero_chunk. */
+	if (extra)
+		pd_data_get(pd, extra);
+	io = pd_io_new(pd, NULL, op, off, len, extra);
+	if (!io) {
+		if (extra)
+			pd_data_put(pd, extra);
+		return NULL;
+	}
+	io->charged = extra;
+	if (nv) {
+		io->bio.iov = (struct iovec *)io->data;
+		io->bio.iovcnt = (int)nv;
+		for (unsigned int k = 0; k < nv; k++) {
+			uint32_t left = len - k * BACKEND_ZERO_CHUNK;
+
+			io->bio.iov[k].iov_base = (void *)backend_zero_chunk;
+			io->bio.iov[k].iov_len = left < BACKEND_ZERO_CHUNK ? left : BACKEND_ZERO_CHUNK;
+		}
+	}
+	return io;
+}
+
+/* Zero (@op WRITE) or discard (@op DISCARD) [@off, @end), then reply. */
+static void pd_range(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off, uint64_t end)
+{
+	struct pd_fanout f = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .cond = PTHREAD_COND_INITIALIZER };
+	uint64_t step;
+	int error = 0;
+
+	if (op == BIO_OP_WRITE) {
+		pthread_mutex_lock(&pd->q.lock);
+		step = pd->q.p.max_request_size;
+		pthread_mutex_unlock(&pd->q.lock);
+	} else {
+		step = PD_DISCARD_STEP;
+	}
+	while (off < end && !error) {
+		uint64_t len = end - off < step ? end - off : step;
+		struct pd_io *io;
+
+		error = pd_fanout_wait(pd, &f, PD_FANOUT_BATCH - 1);
+		if (error)
+			break;
+		io = pd_range_bio(pd, op, off, (uint32_t)len);
+		if (!io) {
+			error = -ENOMEM;
+			break;
+		}
+		io->fanout = &f;
+		pthread_mutex_lock(&f.lock);
+		f.in_flight++;
+		pthread_mutex_unlock(&f.lock);
+		queue_submit(&pd->q, &io->bio);
+		off += len;
+	}
+	{
+		int last = pd_fanout_wait(pd, &f, 0);
+
+		if (!error)
+			error = last;
+	}
+	pthread_cond_destroy(&f.cond);
+	pthread_mutex_destroy(&f.lock);
+	fuse_reply_err(req, -error);
+}
+
+void pd_disk_fallocate(fuse_req_t req, int mode, off_t off, off_t len)
+{
+	struct pd *pd = req_pd(req);
+	uint64_t end;
+
+	if (pd_refuse(pd, req))
+		return;
+
+	if (off < 0 || len <= 0 || __builtin_add_overflow((uint64_t)off, (uint64_t)len, &end)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off >= pd->be.size) {
+		fuse_reply_err(req, mode & FALLOC_FL_KEEP_SIZE ? 0 : ENOSPC);
+		return;
+	}
+	if (end > pd->be.size)
+		end = pd->be.size;
+	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+		pd_range(pd, req, BIO_OP_DISCARD, (uint64_t)off, end);
+		return;
+	}
+	if ((mode & ~FALLOC_FL_KEEP_SIZE) == FALLOC_FL_ZERO_RANGE) {
+		pd_range(pd, req, BIO_OP_WRITE, (uint64_t)off, end);
+		return;
+	}
+	if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
+		/* Every block of a disk already exists. */
+		fuse_reply_err(req, 0);
+		return;
+	}
+	fuse_reply_err(req, EOPNOTSUPP);
+}
