@@ -11,9 +11,8 @@
 
 #include "conf/config.h"
 #include "core/backend/backend.h"
-#include "core/cache/cache.h"
 #include "core/ctrl/ctrl.h"
-#include "core/fault/fault.h"
+#include "core/stage/chain.h"
 #include "core/queue/queue.h"
 #include "core/util/timer.h"
 
@@ -52,9 +51,8 @@ struct pd {
 	struct timer timer;
 	struct ctrl ctrl;
 	struct queue q;
-	struct fault_set faults;	/* injected faults: the I/O stage above the backend */
-	struct cache cache;		/* the write cache, when cache_on (daemon/control/cache_ctl.c) */
-	bool cache_on;			/* cache.mode = writeback; read-only after start */
+	struct chain chain;		/* the stages below the controller, over be
+					 * (core/stage/chain.h); built once before the mount */
 
 	struct fuse_session *se;
 	unsigned int nr_threads;	/* FUSE receive threads */

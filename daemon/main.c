@@ -83,23 +83,38 @@ static bool faults_differ(const struct conf_faults *a, const struct conf_faults 
 	return false;
 }
 
-/* A changed `faults` list replaces the configured faults; those added through the control
- * file stay. An unchanged list keeps its faults, their counters and their draws. */
-static void pd_reload_faults(struct pd *pd, struct pd_config *nc)
+/* What the chain is built from: the backend's size, the cache and the configured faults of
+ * @c. */
+static void pd_chain_params(const struct pd *pd, const struct pd_config *c,
+			    struct chain_params *p)
 {
-	struct conf_faults tmp;
+	memset(p, 0, sizeof(*p));
+	p->disk_size = pd->be.size;
+	p->cache = &c->cache;
+	p->faults = c->faults.spec;
+	p->nfaults = c->faults.n;
+}
+
+/* The stages take @nc's reloadable settings. A changed `faults` list replaces the configured
+ * faults; those added through the control file stay. An unchanged list keeps its faults,
+ * their counters and their draws. */
+static void pd_reload_chain(struct pd *pd, struct pd_config *nc)
+{
+	bool new_faults = faults_differ(&nc->faults, &pd->cfg.faults);
+	struct chain_params p;
 	char err[512];
 
-	if (!faults_differ(&nc->faults, &pd->cfg.faults))
-		return;
-	if (fault_replace_configured(&pd->faults, nc->faults.spec, nc->faults.n, err,
-				     sizeof(err))) {
+	pd_chain_params(pd, nc, &p);
+	p.keep_faults = !new_faults;
+	if (chain_reconfigure(&pd->chain, &p, err, sizeof(err))) {
 		log_err("reload: faults: %s; the configured faults stay", err);
-		return;
+	} else if (new_faults) {
+		struct conf_faults tmp = pd->cfg.faults;
+
+		pd->cfg.faults = nc->faults;
+		nc->faults = tmp; /* freed with nc */
 	}
-	tmp = pd->cfg.faults;
-	pd->cfg.faults = nc->faults;
-	nc->faults = tmp; /* freed with nc */
+	pd_cache_reload_cfg(pd, nc);
 }
 
 /* queue.max_request_size is capped by the largest command the backend takes. */
@@ -154,11 +169,10 @@ static void pd_reload(struct pd *pd)
 	pd_cap_request_size(pd, &nc.queue);
 	nc.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits) */
 	queue_reconfigure(&pd->q, &nc.queue, &nc.ctrl);
-	pd_reload_faults(pd, &nc);
 	pd->cfg.queue = nc.queue;
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.pool.nr_threads;
-	pd_cache_reload(pd, &nc);
+	pd_reload_chain(pd, &nc);
 	conf_free(&nc);
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
 	notify_status(pd, "READY=1\n");
@@ -435,31 +449,35 @@ int main(int argc, char **argv)
 
 	pd->cfg.ctrl.disk_size = pd->be.size; /* per-GiB rates (burst credits), the seek model */
 	ret = timer_init(&pd->timer, true);
-	if (!ret)
-		ret = fault_set_init(&pd->faults, backend_exec, &pd->be, &pd->timer, NULL, NULL);
-	if (!ret) {
-		/* The controller's stage: the faults over the backend, or the write cache in
-		 * front of them (a fault then hits the cache's destaging, as a media error). */
-		io_exec_fn exec = fault_exec;
-		void *exec_arg = &pd->faults;
-
-		ret = pd_cache_start(pd, &exec, &exec_arg);
-		if (!ret)
-			ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, exec, exec_arg,
-					(int64_t)clock_now_ns());
-	}
-	if (!ret) {
-		pd->ctrl.faults = &pd->faults;
-		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
-	}
 	if (ret) {
 		ret = EXIT_RUNTIME;
 		goto fail;
 	}
-	if (fault_replace_configured(&pd->faults, pd->cfg.faults.spec, pd->cfg.faults.n, err,
-				     sizeof(err))) {
-		log_err("faults: %s", err);
-		ret = EXIT_USAGE;
+	/* The stages below the controller, over the backend (core/stage/chain.h). */
+	{
+		struct stage bottom = backend_stage(&pd->be);
+		struct chain_params p;
+
+		pd_chain_params(pd, &pd->cfg, &p);
+		p.timer = &pd->timer;
+		p.cache_thread = true;
+		ret = chain_build(&pd->chain, &bottom, &p, err, sizeof(err));
+		if (ret == -EINVAL) {
+			log_err("faults: %s", err);
+			ret = EXIT_USAGE;
+			goto fail;
+		}
+	}
+	if (!ret)
+		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, chain_top(&pd->chain)->ops->exec,
+				chain_top(&pd->chain)->self, (int64_t)clock_now_ns());
+	if (!ret) {
+		pd->ctrl.admit_ns = chain_admit_ns;
+		pd->ctrl.admit_arg = &pd->chain;
+		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
+	}
+	if (ret) {
+		ret = EXIT_RUNTIME;
 		goto fail;
 	}
 	ret = pd_mount(pd);

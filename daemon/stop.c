@@ -113,10 +113,8 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 
 	smp_store_mb(pd->stopping, 1);
 	sd_notify(0, "STOPPING=1");
-	/* A stalled request would hold the drain forever: no fault outlives the stop. */
-	if (fault_nr_held(&pd->faults))
-		log_info("stopping: releasing %u stalled requests", fault_nr_held(&pd->faults));
-	fault_close(&pd->faults); /* and none added through control from now on */
+	/* A stalled request would hold the drain forever: no hold outlives the stop. */
+	chain_stop(&pd->chain);
 	pd_drain_for_stop(pd, sigs);
 	ret = backend_sync(&pd->be);
 	if (ret)
@@ -133,10 +131,8 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
 	pd_fuse_trim_buffers(pd, false);
-	/* The write cache goes to the image before the last sync. */
-	if (pd_cache_stop(pd))
-		status = EXIT_RUNTIME;
-	if (backend_sync(&pd->be))
+	/* The write cache goes to the image, then the image is synced. */
+	if (chain_writeout(&pd->chain))
 		status = EXIT_RUNTIME;
 	/* Only now, with the cache written out and the image synced, is the claim true. */
 	if (busy && status == EXIT_OK)
@@ -150,7 +146,7 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);
 	queue_destroy(&pd->q);
-	fault_set_destroy(&pd->faults);
+	chain_destroy(&pd->chain);
 	timer_destroy(&pd->timer);
 	backend_close(&pd->be);
 	log_info("stopped");

@@ -156,18 +156,24 @@ static void cache_log_lost_locked(struct cache *c, int err)
 		strerror(-err), c->nr_dirty, c->dirty, ranges, c->nr_dirty > shown ? ", ..." : "");
 }
 
-int cache_destroy(struct cache *c)
+/* Stop the destage thread, if it runs. */
+static void cache_stop_thread(struct cache *c)
+{
+	if (!c->has_thread)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->cond);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	c->has_thread = false;
+}
+
+int cache_writeout(struct cache *c)
 {
 	int ret = 0;
 
-	if (c->has_thread) {
-		pthread_mutex_lock(&c->lock);
-		c->stop = true;
-		pthread_cond_broadcast(&c->cond);
-		pthread_mutex_unlock(&c->lock);
-		pthread_join(c->thread, NULL);
-		c->has_thread = false;
-	}
+	cache_stop_thread(c);
 	pthread_mutex_lock(&c->lock);
 	if (c->powered)
 		ret = cache_drain(c, &cache_filter_all, c->gen);
@@ -175,17 +181,30 @@ int cache_destroy(struct cache *c)
 		pthread_cond_wait(&c->cond, &c->lock);
 	if (ret)
 		cache_log_lost_locked(c, ret);
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
+
+void cache_free(struct cache *c)
+{
+	cache_stop_thread(c);
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
 		cache_map_del(c, w);
 	}
-	pthread_mutex_unlock(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	cache_map_free(c);
 	if (c->has_log)
 		wlog_close(&c->wlog);
 	c->has_log = false;
+}
+
+int cache_destroy(struct cache *c)
+{
+	int ret = cache_writeout(c);
+
+	cache_free(c);
 	return ret;
 }
 

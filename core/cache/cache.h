@@ -160,8 +160,19 @@ int cache_start_thread(struct cache *c);
 
 /* Stop the thread and destage everything still pending (when powered). Returns 0 or the
  * first destage error, logged with the count, bytes and first ranges of the writes it
- * loses. Nothing may be in flight. */
+ * loses. Nothing may be in flight; afterwards only cache_free() may be called. */
+int cache_writeout(struct cache *c);
+
+/* Stop the thread and free what is left of @c: pending writes still in it (after a failed
+ * write-out, a cut, or with no write-out at all) are dropped. */
+void cache_free(struct cache *c);
+
+/* cache_writeout(), then cache_free(): its result. */
 int cache_destroy(struct cache *c);
+
+/* The cache's lines of the stats file (cache_*), zeros for a NULL @c (no write cache), so
+ * that the names are stable. Returns the length written (< @len, NUL-terminated). */
+size_t cache_format_stats(struct cache *c, char *buf, size_t len);
 
 /* The I/O stage: @arg is the cache. Reads see the cache; writes complete once cached; a
  * flush completes after its epoch is on the image and the lower stage flushed; everything

@@ -66,7 +66,6 @@
 #include "core/util/barrier.h"
 #include "core/util/clock.h"
 #include "core/ctrl/ctrl.h"
-#include "core/fault/fault.h"
 #include "core/util/log.h"
 #include "core/queue/merge.h"
 #include "core/queue/queue.h"
@@ -193,8 +192,8 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 						      start)
 				: start;
 	/* An injected latency is service time: the command holds its slot for it. */
-	if (c->faults)
-		rq->deadline_ns += fault_latency_ns(c->faults, rq);
+	if (c->admit_ns)
+		rq->deadline_ns += c->admit_ns(c->admit_arg, rq);
 	/* A cache flush ends after every command started before it, as on a device with a
 	 * write cache: its service runs from when the last of them is due. */
 	if (rq->op == BIO_OP_FLUSH) {

@@ -53,9 +53,11 @@ struct ctrl {
 	struct timer *timer;
 	ctrl_exec_fn exec;
 	void *exec_arg;
-	/* Injected faults whose latency ctrl_admit() adds (core/fault/fault.h), or NULL. Set before
-	 * any I/O; its lock is taken after q->lock. */
-	struct fault_set *faults;
+	/* The extra service time the stages below add at admission (chain_admit_ns(), an
+	 * injected latency), or NULL. Set before any I/O; called under q->lock, so the stages'
+	 * locks it takes come after q->lock. */
+	uint64_t (*admit_ns)(void *arg, const struct request *rq);
+	void *admit_arg;
 
 	/* The backend workers (lock order: q->lock, then pool.lock); with none
 	 * (pool.nr_threads 0, tests), I/O runs in the dispatching thread. */

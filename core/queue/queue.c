@@ -44,7 +44,6 @@
 
 #include "core/util/barrier.h"
 #include "core/ctrl/ctrl.h"
-#include "core/fault/fault.h"
 #include "core/util/log.h"
 #include "core/queue/merge.h"
 #include "core/queue/queue.h"
@@ -631,10 +630,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	}
 	ctrl_snapshot_models(q->ctrl, ss, now);
 	ss->s = q->stats;
-	if (q->ctrl->faults)
-		fault_stats(q->ctrl->faults, &ss->faults);
-	else
-		memset(&ss->faults, 0, sizeof(ss->faults));
+	memset(&ss->faults, 0, sizeof(ss->faults)); /* the stages' part: chain_snapshot() */
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)
@@ -649,8 +645,6 @@ void queue_stats_reset(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	now = queue_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
-	if (q->ctrl->faults)
-		fault_stats_reset(q->ctrl->faults);
 	q->plugged_since = q->stopped_since = q->last_acct = now;
 	pthread_mutex_unlock(&q->lock);
 }

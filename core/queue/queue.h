@@ -105,7 +105,8 @@ void queue_drain(struct queue *q);
 void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 		       const struct ctrl_params *cp);
 
-/* Copy the state and the counters. @name and @disk_size are copied into the snapshot. */
+/* Copy the state and the counters of the queue and the controller; the stages below fill
+ * their part (ss->faults) with chain_snapshot(). */
 void queue_snapshot(struct queue *q, struct stats_snapshot *ss);
 
 /* Zero the counters (the state stays). */

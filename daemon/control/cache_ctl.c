@@ -19,114 +19,27 @@
 #include "daemon/control/cache_ctl.h"
 #include "daemon/daemon.h"
 
-int pd_cache_start(struct pd *pd, io_exec_fn *exec, void **exec_arg)
-{
-	int ret;
-
-	if (pd->cfg.cache.mode != CACHE_MODE_WRITEBACK)
-		return 0;
-	ret = cache_init(&pd->cache, &pd->cfg.cache, *exec, *exec_arg, NULL, NULL);
-	if (ret) {
-		log_err("cache_init: %s", strerror(-ret));
-		return ret;
-	}
-	/* What a cut keeps goes to the image below the faults: a stall must not hold the cut. */
-	cache_set_image(&pd->cache, backend_exec, &pd->be);
-	if (pd->cfg.cache.log && pd->cfg.cache.log[0]) {
-		ret = cache_open_log(&pd->cache, pd->cfg.cache.log, pd->be.size);
-		if (ret) {
-			cache_destroy(&pd->cache);
-			return ret;
-		}
-	}
-	ret = cache_start_thread(&pd->cache);
-	if (ret) {
-		cache_destroy(&pd->cache);
-		return ret;
-	}
-	pd->cache_on = true;
-	*exec = cache_exec;
-	*exec_arg = &pd->cache;
-	return 0;
-}
-
-int pd_cache_stop(struct pd *pd)
-{
-	int ret;
-
-	if (!pd->cache_on)
-		return 0;
-	ret = cache_destroy(&pd->cache); /* logs a failed destage and what it lost */
-	pd->cache_on = false;
-	return ret;
-}
-
-void pd_cache_reload(struct pd *pd, const struct pd_config *nc)
+void pd_cache_reload_cfg(struct pd *pd, const struct pd_config *nc)
 {
 	/* The keys a reload leaves (their warning is the caller's): cache_init drew from the
 	 * seed once, and mode, size and log shaped the cache it built. */
-	if (pd->cache_on)
-		cache_reconfigure(&pd->cache, &nc->cache);
-	{
-		uint32_t mode = pd->cfg.cache.mode;
-		uint64_t size = pd->cfg.cache.size;
-		uint64_t seed = pd->cfg.cache.seed;
-		char *log = pd->cfg.cache.log; /* nc's copy is freed with nc */
+	uint32_t mode = pd->cfg.cache.mode;
+	uint64_t size = pd->cfg.cache.size;
+	uint64_t seed = pd->cfg.cache.seed;
+	char *log = pd->cfg.cache.log; /* nc's copy is freed with nc */
 
-		pd->cfg.cache = nc->cache;
-		pd->cfg.cache.mode = mode;
-		pd->cfg.cache.size = size;
-		pd->cfg.cache.seed = seed;
-		pd->cfg.cache.log = log;
-	}
-}
-
-void pd_cache_stats_reset(struct pd *pd)
-{
-	if (pd->cache_on)
-		cache_stats_reset(&pd->cache);
-}
-
-size_t pd_cache_format_stats(struct pd *pd, char *buf, size_t len)
-{
-	struct cache_stats st;
-	int n;
-
-	/* Every line is there in both modes (zeros without the cache), so that names are stable. */
-	memset(&st, 0, sizeof(st));
-	st.powered = true;
-	if (pd->cache_on)
-		cache_snapshot(&pd->cache, &st, NULL);
-	n = snprintf(buf, len,
-		     "\n# cache\n"
-		     "cache_writeback %d\n"
-		     "cache_powered %d\n"
-		     "cache_size_bytes %" PRIu64 "\n"
-		     "cache_dirty_bytes %" PRIu64 "\n"
-		     "cache_dirty_writes %" PRIu64 "\n"
-		     "cache_destaged_bytes %" PRIu64 "\n"
-		     "cache_destaged_writes %" PRIu64 "\n"
-		     "cache_destage_rate_bytes %" PRIu64 "\n"
-		     "cache_flushes %" PRIu64 "\n"
-		     "cache_flushes_ignored %" PRIu64 "\n"
-		     "cache_epoch %" PRIu64 "\n"
-		     "cache_durable_epoch %" PRIu64 "\n"
-		     "cache_powercuts %" PRIu64 "\n"
-		     "cache_last_cut_pending_bytes %" PRIu64 "\n"
-		     "cache_last_cut_dropped_bytes %" PRIu64 "\n"
-		     "cache_last_cut_seed %" PRIu64 "\n",
-		     pd->cache_on ? 1 : 0, st.powered ? 1 : 0, st.size, st.dirty_bytes,
-		     st.dirty_writes, st.destaged_bytes, st.destaged_writes, st.p.destage_rate,
-		     st.flushes, st.flushes_ignored, st.epoch, st.durable_epoch, st.powercuts,
-		     st.last_cut_pending, st.last_cut_dropped, st.last_cut_seed);
-	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
+	pd->cfg.cache = nc->cache;
+	pd->cfg.cache.mode = mode;
+	pd->cfg.cache.size = size;
+	pd->cfg.cache.seed = seed;
+	pd->cfg.cache.log = log;
 }
 
 /* ---- control ---- */
 
 static int need_cache(struct pd *pd, struct ctl_out *out)
 {
-	if (pd->cache_on)
+	if (chain_cache(&pd->chain))
 		return 0;
 	ctl_printf(out, "power cuts need the write cache: start with cache.mode = writeback\n");
 	return -EINVAL;
@@ -289,7 +202,7 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		}
 		a.at_ns = clock_now_ns() + after_ms * NSEC_PER_MSEC;
 	}
-	ret = cache_arm(&pd->cache, &a);
+	ret = cache_arm(chain_cache(&pd->chain), &a);
 	if (ret) {
 		ctl_printf(out, "cannot arm: %s\n", strerror(-ret));
 		return ret;
@@ -301,7 +214,7 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		struct cache_arm now;
 		size_t from = out->len;
 
-		cache_snapshot(&pd->cache, &st, &now);
+		cache_snapshot(chain_cache(&pd->chain), &st, &now);
 		show_arm(out, &now);
 		ctl_printf(out, "\n");
 		log_info("control: armed: %.*s", (int)(out->len - from - 1),
@@ -330,7 +243,7 @@ int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *
 			ctl_printf(out, "powercut disarm takes no arguments\n");
 			return -EINVAL;
 		}
-		return cache_arm(&pd->cache, &a);
+		return cache_arm(chain_cache(&pd->chain), &a);
 	}
 	for (int i = 1; i < argc; i++) {
 		if ((ret = arg_mode(argv[i], &mode, out)) <= 0) {
@@ -345,12 +258,12 @@ int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *
 			return -EINVAL;
 		}
 	}
-	ret = cache_powercut(&pd->cache, has_mode ? (int)mode : -1, seed, "control");
+	ret = chain_powercut(&pd->chain, has_mode ? (int)mode : -1, seed, "control");
 	if (ret == -EALREADY) {
 		ctl_printf(out, "the power is already off\n");
 		return 0;
 	}
-	cache_snapshot(&pd->cache, &st, NULL);
+	cache_snapshot(chain_cache(&pd->chain), &st, NULL);
 	ctl_printf(out, "powercut seed=%" PRIu64 " pending_bytes=%" PRIu64 " dropped_bytes=%" PRIu64
 			"\n",
 		   st.last_cut_seed, st.last_cut_pending, st.last_cut_dropped);
@@ -368,7 +281,7 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 		ctl_printf(out, "poweron takes no arguments\n");
 		return -EINVAL;
 	}
-	if (cache_poweron(&pd->cache) == -EALREADY) {
+	if (chain_poweron(&pd->chain) == -EALREADY) {
 		ctl_printf(out, "the power is already on\n");
 		return 0;
 	}
@@ -380,36 +293,16 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 	return 0;
 }
 
-int pd_cache_freeze(struct pd *pd, struct ctl_out *out)
-{
-	int ret;
-
-	if (!pd->cache_on)
-		return 0;
-	ret = cache_freeze(&pd->cache);
-	if (ret) {
-		ctl_printf(out, "freeze: destaging the write cache failed: %s\n", strerror(-ret));
-		cache_thaw(&pd->cache);
-	}
-	return ret;
-}
-
-void pd_cache_thaw(struct pd *pd)
-{
-	if (pd->cache_on)
-		cache_thaw(&pd->cache);
-}
-
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 {
 	struct cache_stats st;
 	struct cache_arm a;
 
-	if (!pd->cache_on) {
+	if (!chain_cache(&pd->chain)) {
 		ctl_printf(out, "# cache mode=none: no power cuts\n");
 		return;
 	}
-	cache_snapshot(&pd->cache, &st, &a);
+	cache_snapshot(chain_cache(&pd->chain), &st, &a);
 	ctl_printf(out, "%s\n", st.powered ? "poweron" : "powercut");
 	show_arm(out, &a);
 	ctl_printf(out, "\n# cache mode=writeback flush=%s powercut=%s atomic_write=%" PRIu32
@@ -429,7 +322,7 @@ int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		ctl_printf(out, "mark needs a text\n");
 		return -EINVAL;
 	}
-	if (!pd->cache_on || !pd->cfg.cache.log || !pd->cfg.cache.log[0]) {
+	if (!chain_cache(&pd->chain) || !pd->cfg.cache.log || !pd->cfg.cache.log[0]) {
 		ctl_printf(out, "marks need the write log: start with cache.log = PATH\n");
 		return -EINVAL;
 	}
@@ -447,7 +340,7 @@ int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		len += n;
 	}
 	text[len] = '\0';
-	ret = cache_mark(&pd->cache, text);
+	ret = cache_mark(chain_cache(&pd->chain), text);
 	if (ret) {
 		ctl_printf(out, "mark: the write log failed: %s\n", strerror(-ret));
 		return ret == -EINVAL || ret == -ENOENT ? -EINVAL : -EIO;

@@ -105,12 +105,16 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 			ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
 			return -ECANCELED;
 		}
-		ret = pd_cache_freeze(pd, out); /* the cache's acknowledged writes, too */
-		if (ret)
+		/* The stages' acknowledged writes, too (the write cache's). */
+		ret = chain_freeze(&pd->chain);
+		if (ret) {
+			ctl_printf(out, "freeze: writing out the write cache failed: %s\n",
+				   strerror(-ret));
 			queue_thaw(&pd->q);
+		}
 		return ret;
 	} else if (!strcmp(argv[0], "thaw")) {
-		pd_cache_thaw(pd);
+		chain_thaw(&pd->chain);
 		queue_thaw(&pd->q);
 	}
 	return 0;

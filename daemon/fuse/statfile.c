@@ -48,6 +48,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 		return NULL;
 	}
 	queue_snapshot(&pd->q, ss);
+	chain_snapshot(&pd->chain, ss);
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
 	pd_uring_info(pd, &ui);
@@ -60,8 +61,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
-		sb->len += backend_stats(&pd->be, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
-		sb->len += pd_cache_format_stats(pd, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
+		sb->len += chain_stats(&pd->chain, sb->text + sb->len, STATS_BUF_SIZE - sb->len);
 	} else {
 		sb->len = stats_format_stat(ss, sb->text, STATS_BUF_SIZE);
 	}
@@ -173,7 +173,7 @@ void statfile_write(fuse_req_t req, struct fuse_bufvec *bufv)
 	}
 	queue_stats_reset(&pd->q);
 	pd_uring_stats_reset(pd);
-	pd_cache_stats_reset(pd);
+	chain_stats_reset(&pd->chain);
 	fuse_reply_write(req, n);
 }
 

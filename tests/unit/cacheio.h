@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* One op on the write cache (core/cache/cache.c) from a test, without the queue and controller
- * above it: a request of one bio over one buffer, straight into cache_exec(). */
+/* One op on a stage (the write cache, or the top of a chain) from a test, without the queue
+ * and controller above it: a request of one bio over one buffer, straight into the stage. */
 #ifndef PLUGDISK_TEST_CACHEIO_H
 #define PLUGDISK_TEST_CACHEIO_H
 
@@ -9,10 +9,10 @@
 
 #include "core/cache/cache.h"
 
-/* Run @op on [@off, @off+@len) of @c with @buf (NULL for a flush or a discard); return
- * cache_exec()'s result: 0 or -errno. */
-static inline int cache_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len,
-			   void *buf)
+/* Run @op on [@off, @off+@len) with @buf (NULL for a flush or a discard) through the
+ * synchronous stage @exec/@arg; return its result: 0 or -errno. */
+static inline int stage_io(io_exec_fn exec, void *arg, enum bio_op op, uint64_t off,
+			   uint64_t len, void *buf)
 {
 	struct {
 		struct request rq;
@@ -34,7 +34,14 @@ static inline int cache_io(struct cache *c, enum bio_op op, uint64_t off, uint64
 	r.rq.bio = r.rq.biotail = &r.bio;
 	r.rq.nr_bios = 1;
 	r.rq.nr_iov = (unsigned int)r.bio.iovcnt;
-	return cache_exec(c, &r.rq);
+	return exec(arg, &r.rq);
+}
+
+/* stage_io() on the write cache @c. */
+static inline int cache_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len,
+			   void *buf)
+{
+	return stage_io(cache_exec, c, op, off, len, buf);
 }
 
 #endif

@@ -8,13 +8,17 @@
 #include <stdlib.h>
 
 #include "core/fault/fault.h"
+#include "core/stage/chain.h"
 #include "tests/unit/fakedev.h"
 
 #define DISK_SIZE (1024 * KiB)
 #define BUF 16384
 
 static struct fake F;
-static struct fault_set FS;
+/* The chain over a memory disk: the faults alone (no write cache), as the daemon builds it
+ * with cache.mode = writethrough. */
+static struct chain CH;
+#define FS (CH.faults)
 static uint8_t disk[DISK_SIZE];
 static unsigned int nexec; /* commands that reached the memory disk */
 
@@ -59,9 +63,16 @@ static void start(bool plug, uint64_t latency_us)
 	fake_set_now(&F, T0);
 	pthread_mutex_init(&F.log_lock, NULL);
 	ck_assert_int_eq(timer_init(&F.t, false), 0);
-	ck_assert_int_eq(fault_set_init(&FS, mem_exec, NULL, &F.t, fake_now, &F), 0);
-	ck_assert_int_eq(ctrl_init(&F.c, &F.cp, &F.t, fault_exec, &FS, (int64_t)T0), 0);
-	F.c.faults = &FS;
+	static const struct stage_ops mem_ops = { .name = "memory", .exec = mem_exec };
+	const struct stage mem = { .ops = &mem_ops };
+	const struct chain_params cp = { .timer = &F.t, .clock = fake_now, .clock_arg = &F };
+	char err[256];
+
+	ck_assert_int_eq(chain_build(&CH, &mem, &cp, err, sizeof(err)), 0);
+	ck_assert_int_eq(ctrl_init(&F.c, &F.cp, &F.t, chain_top(&CH)->ops->exec,
+				   chain_top(&CH)->self, (int64_t)T0), 0);
+	F.c.admit_ns = chain_admit_ns;
+	F.c.admit_arg = &CH;
 	ck_assert_int_eq(queue_init(&F.q, &F.qp, &F.c, &F.t, fake_now, &F), 0);
 }
 
@@ -74,7 +85,7 @@ static void stop(void)
 	assert_identity(&F);
 	queue_destroy(&F.q);
 	ctrl_destroy(&F.c);
-	fault_set_destroy(&FS);
+	chain_destroy(&CH);
 	timer_destroy(&F.t);
 	pthread_mutex_destroy(&F.log_lock);
 }
@@ -135,6 +146,7 @@ static struct fault_stats fstats(void)
 	struct stats_snapshot ss;
 
 	fake_snapshot(&F, &ss);
+	chain_snapshot(&CH, &ss);
 	return ss.faults;
 }
 
@@ -760,6 +772,7 @@ START_TEST(test_counters_reset)
 	ck_assert_uint_eq(fstats().f[0].injected, 2);
 	ck_assert_uint_eq(fstats().errors[BIO_OP_WRITE], 2);
 	queue_stats_reset(&F.q);
+	chain_stats_reset(&CH);
 	ck_assert_uint_eq(fstats().f[0].matched, 0);
 	ck_assert_uint_eq(fstats().errors[BIO_OP_WRITE], 0);
 	/* The trigger keeps counting: the next failure is still the 6th request. */

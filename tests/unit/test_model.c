@@ -92,6 +92,7 @@
 #include "core/util/log.h"
 #include "core/util/prng.h"
 #include "core/queue/queue.h"
+#include "core/stage/chain.h"
 #include "core/util/timer.h"
 #include "core/cache/wlog.h"
 #include "tests/unit/cacheio.h"
@@ -443,8 +444,8 @@ enum { A_IDLE, A_GO, A_RUN, A_FIN };
 struct run {
 	/* the stages */
 	struct mem mem;
-	struct fault_set fs;
-	struct cache c;
+	struct chain ch;		/* the faults and the write cache over mem, as the
+					 * daemon builds them */
 	struct timer t;
 	struct ctrl ctrl;
 	struct queue q;
@@ -803,6 +804,14 @@ reset:
 
 /* ---- actors: the submitter threads ------------------------------------------------------- */
 
+/* One op through the top of the chain (the write cache), as the controller hands it down. */
+static int chain_io(struct run *r, enum bio_op op, uint64_t off, uint64_t len, void *buf)
+{
+	const struct stage *top = chain_top(&r->ch);
+
+	return stage_io(top->ops->exec, top->self, op, off, len, buf);
+}
+
 static void job_run(struct run *r, struct job *j)
 {
 	const struct step *st = j->st;
@@ -811,30 +820,30 @@ static void job_run(struct run *r, struct job *j)
 	switch (st->k) {
 	case K_WRITE:
 	case K_READ:
-		j->ret = cache_io(&r->c, st->k == K_WRITE ? BIO_OP_WRITE : BIO_OP_READ, off, len,
+		j->ret = chain_io(r, st->k == K_WRITE ? BIO_OP_WRITE : BIO_OP_READ, off, len,
 				  j->buf);
 		break;
 	case K_ZERO:
 		/* a write only reads its buffer: the const zeroes are safe to pass */
-		j->ret = cache_io(&r->c, BIO_OP_WRITE, off, len, (void *)backend_zero_chunk);
+		j->ret = chain_io(r, BIO_OP_WRITE, off, len, (void *)backend_zero_chunk);
 		break;
 	case K_FLUSH:
-		j->ret = cache_io(&r->c, BIO_OP_FLUSH, 0, 0, NULL);
+		j->ret = chain_io(r, BIO_OP_FLUSH, 0, 0, NULL);
 		break;
 	case K_DISCARD:
-		j->ret = cache_io(&r->c, BIO_OP_DISCARD, off, len, NULL);
+		j->ret = chain_io(r, BIO_OP_DISCARD, off, len, NULL);
 		break;
 	case K_TICK:
 		for (int64_t i = 0; i < st->b; i++)
-			if (cache_tick(&r->c))
+			if (cache_tick(&r->ch.cache))
 				break;
 		j->ret = 0;
 		break;
 	case K_CUT:
-		j->ret = cache_powercut(&r->c, j->mode, (uint64_t)st->b, "model");
+		j->ret = chain_powercut(&r->ch, j->mode, (uint64_t)st->b, "model");
 		break;
 	case K_ON:
-		j->ret = cache_poweron(&r->c);
+		j->ret = chain_poweron(&r->ch);
 		break;
 	default:
 		j->ret = -EINVAL;
@@ -1056,11 +1065,11 @@ static bool cache_is_powered(struct run *r, bool *cutting)
 {
 	bool on;
 
-	pthread_mutex_lock(&r->c.lock);
-	on = r->c.powered;
+	pthread_mutex_lock(&r->ch.cache.lock);
+	on = r->ch.cache.powered;
 	if (cutting)
-		*cutting = r->c.cutting;
-	pthread_mutex_unlock(&r->c.lock);
+		*cutting = r->ch.cache.cutting;
+	pthread_mutex_unlock(&r->ch.cache.lock);
 	return on;
 }
 
@@ -1297,7 +1306,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			a.at_ns = clk(r) + (uint64_t)st->b * NSEC_PER_MSEC;
 		a.has_mode = st->c != 0;
 		a.mode = st->c ? (uint32_t)(st->c - 1) : 0;
-		ret = cache_arm(&r->c, &a);
+		ret = cache_arm(&r->ch.cache, &a);
 		if (ret)
 			diverge(r, "arm", "cache_arm: %d", ret);
 		r->armed = st->a != CACHE_ARM_NONE;
@@ -1306,7 +1315,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	}
 	case K_FADD:
 		fault_text(st, stepno, text, sizeof(text));
-		ret = fault_add(&r->fs, text, FAULT_FROM_CONTROL, err, sizeof(err));
+		ret = fault_add(&r->ch.faults, text, FAULT_FROM_CONTROL, err, sizeof(err));
 		if (ret == -ENOSPC)
 			break;
 		if (ret < 0) {
@@ -1321,14 +1330,14 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	case K_FDEL:
 		if (st->a < 0 || !r->fault_id[st->a])
 			break;
-		if (fault_del(&r->fs, (unsigned int)r->fault_id[st->a]))
+		if (fault_del(&r->ch.faults, (unsigned int)r->fault_id[st->a]))
 			diverge(r, "fault-del", "fault_del %d failed", r->fault_id[st->a]);
 		fault_gone(r, (int)st->a);
 		break;
 	case K_RELEASE:
 		if (st->a >= 0 && !r->fault_id[st->a])
 			break;
-		fault_release(&r->fs, st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
+		fault_release(&r->ch.faults, st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
 		break;
 	case K_RELOAD: {
 		char specs[2][256], *v[2] = { specs[0], specs[1] };
@@ -1336,9 +1345,11 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 
 		for (int i = 0; i < st->a; i++)
 			kind[i] = reload_spec(r, st, i, specs[i], sizeof(specs[i]));
-		ret = fault_replace_configured(&r->fs, v, (size_t)st->a, err, sizeof(err));
+		struct chain_params p = { .faults = v, .nfaults = (size_t)st->a };
+
+		ret = chain_reconfigure(&r->ch, &p, err, sizeof(err));
 		if (ret) {
-			diverge(r, "fault-reload", "fault_replace_configured: %s", err);
+			diverge(r, "fault-reload", "chain_reconfigure: %s", err);
 			break;
 		}
 		for (int i = 0; i < 2; i++) {
@@ -1351,14 +1362,16 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		break;
 	}
 	case K_RECONF: {
-		struct cache_params p = r->c.p;
+		struct cache_params p = r->ch.cache.p;
+		struct chain_params cp = { .cache = &p, .keep_faults = true };
 
 		p.flush = (uint32_t)st->a;
 		p.atomic_write = (uint32_t)st->b;
 		p.powercut = (uint32_t)(st->c & 0xff);
 		p.destage_delay_ms = (uint32_t)((st->c >> 8) & 0xff);
 		p.destage_rate = (st->c >> 16) & 1 ? 1024 * 1024 : 0;
-		cache_reconfigure(&r->c, &p);
+		if (chain_reconfigure(&r->ch, &cp, err, sizeof(err)))
+			diverge(r, "reload", "chain_reconfigure: %s", err);
 		r->flush_mode = p.flush;
 		r->atomic = p.atomic_write;
 		r->cut_mode = p.powercut;
@@ -1372,7 +1385,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 
 		/* As the control file's freeze: the queue, then the cache below it. */
 		queue_freeze(&r->q);
-		fret = cache_freeze(&r->c);
+		fret = chain_freeze(&r->ch);
 		now = ++r->lt;
 		snapshot_image(r, img);
 		if (!fret && (r->checks & CHK_D6_FREEZE) &&
@@ -1383,7 +1396,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 				"was acknowledged there", (uint32_t)bad,
 				val_name(r, v, n1, sizeof(n1)));
 		}
-		cache_thaw(&r->c);
+		chain_thaw(&r->ch);
 		queue_thaw(&r->q);
 		free(img);
 		break;
@@ -1585,23 +1598,34 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	pthread_mutex_init(&r->mem.lock, NULL);
 	r->now_ns = T0;
 	must(timer_init(&r->t, false) == 0, "timer_init");
-	must(fault_set_init(&r->fs, mem_exec, &r->mem, &r->t, clk, r) == 0, "fault_set_init");
-	must(cache_init(&r->c, &cfg->p, fault_exec, &r->fs, clk, r) == 0, "cache_init");
-	/* As the daemon wires it: what a cut keeps goes to the image below the faults. */
-	cache_set_image(&r->c, mem_exec, &r->mem);
+	{
+		/* As the daemon builds it: the write cache over the faults over the image. */
+		static const struct stage_ops mem_ops = { .name = "memory", .exec = mem_exec };
+		const struct stage mem = { .ops = &mem_ops, .self = &r->mem };
+		struct cache_params p = cfg->p;
+		struct chain_params chp = { .timer = &r->t, .clock = clk, .clock_arg = r,
+					    .disk_size = DISK, .cache = &p };
+		char err[256];
+
+		p.log = (char *)"";
+		if (checks & CHK_D2_LOG_EPOCHS) {
+			const char *dir = getenv("TMPDIR");
+
+			snprintf(r->log_path, sizeof(r->log_path), "%s/plugdisk-model-%d.log",
+				 dir && *dir ? dir : "/tmp", (int)getpid());
+			p.log = r->log_path;
+		}
+		must(chain_build(&r->ch, &mem, &chp, err, sizeof(err)) == 0, "chain_build");
+	}
 	ctrl_params_default(&cp);
 	cp.workers = 0;
 	cp.burst_ms = 0;
-	must(ctrl_init(&r->ctrl, &cp, &r->t, cache_exec, &r->c, (int64_t)T0) == 0, "ctrl_init");
+	must(ctrl_init(&r->ctrl, &cp, &r->t, chain_top(&r->ch)->ops->exec, chain_top(&r->ch)->self,
+		       (int64_t)T0) == 0, "ctrl_init");
+	r->ctrl.admit_ns = chain_admit_ns;
+	r->ctrl.admit_arg = &r->ch;
 	queue_params_default(&qp);
 	must(queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r) == 0, "queue_init");
-	if (checks & CHK_D2_LOG_EPOCHS) {
-		const char *dir = getenv("TMPDIR");
-
-		snprintf(r->log_path, sizeof(r->log_path), "%s/plugdisk-model-%d.log",
-			 dir && *dir ? dir : "/tmp", (int)getpid());
-		must(cache_open_log(&r->c, r->log_path, DISK) == 0, "cache_open_log");
-	}
 	r->powered = true;
 	r->flush_mode = cfg->p.flush;
 	r->cut_mode = cfg->p.powercut;
@@ -1667,7 +1691,7 @@ static void run_finish(struct run *r)
 	bool stuck = false;
 
 	r->cur_step = -1;
-	fault_clear(&r->fs);
+	fault_clear(&r->ch.faults);
 	r->nerr_live = r->nstall_live = r->nwerr_live = 0;
 	settle(r);
 	pthread_mutex_lock(&r->alock);
@@ -1699,10 +1723,10 @@ static void run_finish(struct run *r)
 		int ret;
 
 		if (!cache_is_powered(r, NULL))
-			cache_poweron(&r->c);
+			chain_poweron(&r->ch);
 		r->powered = true;
 		ri = ++r->lt;
-		ret = cache_io(&r->c, BIO_OP_READ, 0, DISK, buf);
+		ret = chain_io(r, BIO_OP_READ, 0, DISK, buf);
 		rd = ++r->lt;
 		if (ret)
 			diverge(r, "final-read", "reading the whole disk at the end: %d", ret);
@@ -1726,8 +1750,8 @@ static void run_finish(struct run *r)
 		pthread_join(r->act[i].th, NULL);
 	queue_destroy(&r->q);
 	ctrl_destroy(&r->ctrl);
-	cache_destroy(&r->c);
-	fault_set_destroy(&r->fs);
+	chain_writeout(&r->ch);
+	chain_destroy(&r->ch);
 	timer_destroy(&r->t);
 	if (r->log_path[0]) {
 		check_log(r);

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* The chain of stages below the controller, built from the configuration (core/stage/stage.h
+ * has the ops and the contract every stage keeps). From the top:
+ *
+ *     controller -> [write cache] -> faults -> backend (file, block device, NBD; or a test's)
+ *
+ * The write cache, when cache.mode is writeback, sits over the faults, so that a fault hits
+ * the cache's destaging as it would hit a disk's media. What a power cut keeps goes from the
+ * cache straight to the backend, below the faults: it stands for what had reached the media
+ * when the power went, and a stall must not hold the cut.
+ *
+ * The chain's operations walk the stages: freeze, stop and write-out from the top down (what
+ * a stage writes out must reach a stage still running), thaw from the bottom up, power cut
+ * and power on, reload and stats over every stage that has the op.
+ *
+ * Locking: the chain itself is read-only once built; each stage has its own locks. Lock
+ * order: a stage's exec is called with no lock of the caller held, so no lock of one stage
+ * is ever held while another stage's is taken. */
+#ifndef PLUGDISK_CHAIN_H
+#define PLUGDISK_CHAIN_H
+
+#include <stdbool.h>
+
+#include "core/backend/backend.h"
+#include "core/cache/cache.h"
+#include "core/fault/fault.h"
+#include "core/stage/stage.h"
+#include "core/util/clock.h"
+#include "core/util/timer.h"
+
+#define CHAIN_MAX_STAGES 4
+
+/* What the chain is built from, and what a reload may change. */
+struct chain_params {
+	/* Build only. */
+	struct timer *timer;		/* the faults' timer (delays, stall timeouts) */
+	clock_fn clock;			/* NULL: CLOCK_MONOTONIC (a test's fake clock) */
+	void *clock_arg;
+	bool cache_thread;		/* start the cache's destage thread (else: cache_tick) */
+	uint64_t disk_size;		/* bytes: the write log's header */
+	/* Build and reload. */
+	const struct cache_params *cache; /* NULL or not writeback: no write cache (build) */
+	char *const *faults;		/* the configured faults' specs */
+	size_t nfaults;
+	bool keep_faults;		/* reload: leave the configured faults as they are */
+};
+
+struct chain {
+	struct stage st[CHAIN_MAX_STAGES];	/* top first; st[n - 1] is the backend */
+	unsigned int n;
+	bool written_out;		/* chain_writeout() ran: only destroy is left */
+	/* The stages' state, for the control commands that address one. */
+	struct fault_set faults;
+	struct cache cache;
+	bool has_cache;
+};
+
+/* The stage of the file or NBD backend @be (opened by the caller, who closes it). */
+struct stage backend_stage(struct backend *be);
+
+/* Build the chain over @bottom (the backend's stage) from @p: the faults, then the write cache
+ * over them when @p->cache is writeback, with its log and thread, then the configured faults.
+ * 0; -EINVAL when a configured fault is refused (@err says which and why); another -errno
+ * when a stage fails to start (logged). On error nothing is left to destroy. */
+int chain_build(struct chain *ch, const struct stage *bottom, const struct chain_params *p,
+		char *err, size_t errlen);
+
+/* The top stage: what the controller hands requests to (its exec and self). */
+static inline const struct stage *chain_top(const struct chain *ch)
+{
+	return &ch->st[0];
+}
+
+/* The extra service time the stages add to @rq at admission (ctrl.admit_ns's shape; @arg is
+ * the chain). */
+uint64_t chain_admit_ns(void *arg, const struct request *rq);
+
+/* Freeze every stage, top down; on an error thaw those frozen and return it. */
+int chain_freeze(struct chain *ch);
+void chain_thaw(struct chain *ch);
+
+/* Cut the power / turn it on again: every stage that keeps volatile state. -EOPNOTSUPP when
+ * none does (no write cache), else the first stage's answer (-EALREADY, ...). */
+int chain_powercut(struct chain *ch, int mode, uint64_t seed, const char *why);
+int chain_poweron(struct chain *ch);
+
+/* Stopping: end every hold (see stage.h). */
+void chain_stop(struct chain *ch);
+
+/* After the last drain: write out every stage, top down. 0 or the first -errno (acknowledged
+ * writes lost, logged by the stage). Once only. */
+int chain_writeout(struct chain *ch);
+
+/* Reload: every stage takes what applies to it. 0, or the first refusal (@err); stages
+ * before it took theirs. */
+int chain_reconfigure(struct chain *ch, const struct chain_params *p, char *err,
+		      size_t errlen);
+
+/* The stages' `stats` lines, bottom up (the backend's first); the write cache's lines are
+ * there, zero, without a write cache, so that the names are stable. Returns the length. */
+size_t chain_stats(struct chain *ch, char *buf, size_t len);
+
+/* Fill the stages' part of @ss, and zero their counters. */
+void chain_snapshot(struct chain *ch, struct stats_snapshot *ss);
+void chain_stats_reset(struct chain *ch);
+
+/* Free every stage but the backend (the caller's). No timer callback may run. */
+void chain_destroy(struct chain *ch);
+
+/* The write cache, or NULL without one. */
+static inline struct cache *chain_cache(struct chain *ch)
+{
+	return ch->has_cache ? &ch->cache : NULL;
+}
+
+#endif
