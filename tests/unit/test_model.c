@@ -1916,6 +1916,9 @@ static uint64_t seq_seed(uint64_t base, uint64_t i)
 	return prng_splitmix64(&s) >> 1;
 }
 
+/* A long run's progress line every so many sequences (0: none). */
+static uint64_t progress_every;
+
 /* Run @n sequences from @base; on the first divergence report it (shrunk) and return its
  * index, else -1. */
 static int64_t run_many(uint64_t base, uint64_t n, unsigned int checks, uint32_t maxsteps,
@@ -1931,6 +1934,11 @@ static int64_t run_many(uint64_t base, uint64_t n, unsigned int checks, uint32_t
 		gen_sequence(seed, checks, maxsteps, &cfg, steps);
 		run_sequence(&cfg, steps, NULL, checks, false, &vd);
 		*ran = i + 1;
+		if (progress_every && *ran % progress_every == 0) {
+			printf("model: seed %" PRIu64 ": %" PRIu64 " of %" PRIu64 " sequences, no "
+			       "divergence\n", base, *ran, n);
+			fflush(stdout);
+		}
 		if (vd.cls) {
 			report(seed, checks, &vd, do_shrink && !vd.hung);
 			return (int64_t)i;
@@ -2294,6 +2302,8 @@ static int model_main(int argc, char **argv)
 	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", known-defect checks on: %s\n",
 	       n, base, cks);
 	fflush(stdout);
+	if (n >= 100000)
+		progress_every = 50000;
 	t0 = now_s();
 	at = run_many(base, n, checks, SEQ_STEPS, do_shrink, &ran);
 	printf("model: %" PRIu64 " sequences in %.1f s (%.0f per second)%s\n", ran,
