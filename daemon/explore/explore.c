@@ -24,6 +24,7 @@
 #include "conf/parse.h"
 #include "core/util/clock.h"
 #include "core/util/log.h"
+#include "core/util/units.h"
 #include "daemon/daemon.h"
 #include "daemon/explore/explore.h"
 #include "daemon/explore/explore_fuse.h"
@@ -37,7 +38,7 @@ static void explore_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: plugdisk explore [--budget N] [-j N] [--seed S] [--json]\n"
-		"                        [--keep-failing DIR] [-k K] [--state ID]\n"
+		"                        [--keep-failing DIR] [-k K] [--state ID] [--timeout T]\n"
 		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
 		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
 		"\n"
@@ -59,14 +60,18 @@ static void explore_usage(FILE *f)
 		"  --json             the report as JSON\n"
 		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img\n"
 		"  --state ID         only state ID (as a report names it)\n"
+		"  --timeout T        kill a checker (and its process group) that runs longer than\n"
+		"                     T (seconds, or 90s, 5min); the state fails as timed out\n"
 		"  --image OUT        with --state: write the state's image to OUT, run nothing\n"
 		"Exit: 0 every state passed, 1 some failed, 2 bad input, 3 explore itself failed.\n");
 }
 
 /* One checker at work. */
 struct xp_slot {
-	pid_t pid;		/* 0: free */
+	pid_t pid;		/* 0: free; the checker leads its own process group */
 	uint64_t id;
+	uint64_t deadline_ns;	/* --timeout: when it is killed; 0 = never */
+	bool timed_out;
 	struct extmap map;
 	struct xf_state fs;
 	char out[512], marks[512];
@@ -161,6 +166,7 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 {
 	char env_state[600], env_id[64], env_marks[600], *env_mark = NULL, **envp;
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	size_t nenv = 0, i = 0;
 	uint64_t nacked;
 	int64_t mark;
@@ -195,8 +201,15 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, sl->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	ret = posix_spawnp(&sl->pid, x->checker[0], &fa, NULL, x->checker, envp);
+	/* Its own process group: a timeout or a stop ends the checker and what it started. */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	ret = posix_spawnp(&sl->pid, x->checker[0], &fa, &attr, x->checker, envp);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
+	sl->timed_out = false;
+	sl->deadline_ns = x->timeout_ns ? clock_now_ns() + x->timeout_ns : 0;
 	free(envp);
 	free(env_mark);
 	if (ret) {
@@ -208,7 +221,8 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	return 0;
 }
 
-static int add_fail(struct xp *x, uint64_t id, int status, char *output, char *image)
+static int add_fail(struct xp *x, uint64_t id, int status, bool timed_out, char *output,
+		    char *image)
 {
 	if (x->nfails == x->capfails) {
 		uint64_t cap = x->capfails ? 2 * x->capfails : 16;
@@ -219,7 +233,7 @@ static int add_fail(struct xp *x, uint64_t id, int status, char *output, char *i
 		x->fails = nv;
 		x->capfails = cap;
 	}
-	x->fails[x->nfails++] = (struct xp_fail){ id, status, output, image };
+	x->fails[x->nfails++] = (struct xp_fail){ id, status, timed_out, output, image };
 	return 0;
 }
 
@@ -242,7 +256,7 @@ static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot 
 			free(image);
 			image = NULL;
 		}
-		ret = add_fail(x, sl->id, status, read_tail(sl->out), image);
+		ret = add_fail(x, sl->id, status, sl->timed_out, read_tail(sl->out), image);
 	}
 	sl->pid = 0;
 	return ret;
@@ -262,6 +276,22 @@ static void progress(const struct xp *x, uint64_t done, uint64_t t0, bool final)
 	fprintf(stderr, "\rexplore: done %" PRIu64 ", left %" PRIu64 ", failed %" PRIu64
 		", %.0f states/min   %s", done, x->planned - done, x->nfails,
 		s > 0 ? (double)x->checked * 60 / s : 0.0, final ? "\n" : "");
+}
+
+/* --timeout: kill the process group of every checker past its deadline. It then ends as a
+ * failure that says so. */
+static void kill_late(const struct xp *x, struct xp_slot *slots)
+{
+	uint64_t now = clock_now_ns();
+
+	for (unsigned int i = 0; i < x->jobs; i++) {
+		struct xp_slot *sl = &slots[i];
+
+		if (!sl->pid || !sl->deadline_ns || now < sl->deadline_ns || sl->timed_out)
+			continue;
+		sl->timed_out = true;
+		kill(-sl->pid, SIGKILL);
+	}
 }
 
 /* Check the chosen states. 0, or -errno when explore itself failed. */
@@ -308,8 +338,16 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 			break;
 		}
 		if (busy == x->jobs || n == x->planned) {
-			pid_t pid = waitpid(-1, &wstatus, 0);
+			/* With --timeout, look every 20 ms for a checker past its deadline. */
+			pid_t pid = waitpid(-1, &wstatus, x->timeout_ns ? WNOHANG : 0);
 
+			if (pid == 0) {
+				struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+				kill_late(x, slots);
+				nanosleep(&ts, NULL);
+				continue;
+			}
 			if (pid < 0) {
 				if (errno != EINTR)
 					ret = -errno;
@@ -370,7 +408,7 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 
 		if (!slots[i].pid)
 			continue;
-		kill(slots[i].pid, SIGTERM);
+		kill(-slots[i].pid, SIGTERM);
 		while (waitpid(slots[i].pid, &wstatus, 0) < 0 && errno == EINTR)
 			;
 		xf_remove(&xf, &slots[i].fs);
@@ -424,12 +462,13 @@ static int bad(const char *what, const char *arg)
 
 int pd_explore_main(int argc, char **argv)
 {
-	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE };
+	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
 		{ "keep-failing", required_argument, 0, O_KEEP },
 		{ "state", required_argument, 0, O_STATE },   { "image", required_argument, 0, O_IMAGE },
+		{ "timeout", required_argument, 0, O_TIMEOUT },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
 	struct xp x = { .seed = 1, .k = 2 };
@@ -475,6 +514,11 @@ int pd_explore_main(int argc, char **argv)
 			break;
 		case O_IMAGE:
 			x.image = optarg;
+			break;
+		case O_TIMEOUT:
+			if (units_parse_duration(optarg, NSEC_PER_SEC, &x.timeout_ns) ||
+			    !x.timeout_ns)
+				return bad("--timeout (a duration > 0: 90, 90s, 5min)", optarg);
 			break;
 		case 'h':
 			explore_usage(stdout);
@@ -547,6 +591,7 @@ int pd_explore_main(int argc, char **argv)
 	sa.sa_handler = xp_on_signal; /* no SA_RESTART: waitpid returns to see the flag */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+
 	ret = xp_run(&x, base_fd, ids);
 	if (ret) {
 		fprintf(stderr, "plugdisk explore: %s\n",

@@ -15,6 +15,7 @@
 struct xp_fail {
 	uint64_t id;
 	int status;		/* the checker's exit status, or 128 + signal */
+	bool timed_out;		/* killed at --timeout */
 	char *output;		/* its output's end (stdout and stderr) */
 	char *image;		/* --keep-failing: the image written, or NULL */
 };
@@ -30,6 +31,7 @@ struct xp {
 	uint64_t state;		/* --state */
 	const char *image;	/* --image */
 	const char *keep_dir;	/* --keep-failing */
+	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
 
 	/* results */
 	struct ws_log log;

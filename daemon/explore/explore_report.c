@@ -178,7 +178,11 @@ static void report_text(const struct xp *x, FILE *f)
 		put_ranges(f, x, &s, 2, false);
 		fprintf(f, "\n  mark: %s; marks acknowledged before the cut: %" PRIu64 "\n",
 			mark >= 0 ? l->marks[mark].text : "(none)", nacked);
-		fprintf(f, "  checker: exit %d; output:\n", fl->status);
+		if (fl->timed_out)
+			fprintf(f, "  checker: timed out after %.3g s (killed); output:\n",
+				(double)x->timeout_ns / 1e9);
+		else
+			fprintf(f, "  checker: exit %d; output:\n", fl->status);
 		for (const char *p = fl->output; p && *p;) {
 			const char *nl = strchr(p, '\n');
 			int len = nl ? (int)(nl - p) : (int)strlen(p);
@@ -240,8 +244,8 @@ static void report_json(const struct xp *x, FILE *f)
 			put_json_str(f, l->marks[mark].text);
 		else
 			fputs("null", f);
-		fprintf(f, ",\"marks_acknowledged\":%" PRIu64 ",\"status\":%d,\"output\":", nacked,
-			fl->status);
+		fprintf(f, ",\"marks_acknowledged\":%" PRIu64 ",\"status\":%d,\"timed_out\":%s,"
+			"\"output\":", nacked, fl->status, fl->timed_out ? "true" : "false");
 		put_json_str(f, fl->output ? fl->output : "");
 		fprintf(f, ",\"image\":");
 		if (fl->image)

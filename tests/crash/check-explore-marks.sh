@@ -92,6 +92,41 @@ assert_eq "$rc" 1 "the checker on the rebuilt image"
 "$PLUGDISK" explore --state "$id" "$T/ignore.log" "$T/base.img" -- "$CHECK" >/dev/null &&
 	fail "explore --state $id passed a failing state"
 
+# --timeout: a checker that hangs (the first one run), and the child it started, are killed;
+# the state fails as timed out, and explore goes on to the next. A checker under the limit
+# passes.
+cat >"$T/hang.sh" <<'EOS'
+#!/bin/sh
+if mkdir "$STEPS/hung" 2>/dev/null; then
+	sleep 1000 &
+	echo $! >"$STEPS/hang.pid"
+	wait
+fi
+exit 0
+EOS
+chmod +x "$T/hang.sh"
+rc=0
+timeout 120 "$PLUGDISK" explore -j 2 --budget 6 --timeout 2s --json "$T/honour.log" \
+	"$T/base.img" -- "$T/hang.sh" >"$T/to.json" || rc=$?
+assert_eq "$rc" 1 "explore's status with a checker that hangs on state 0"
+assert_eq "$(jq -c '[.failures[] | .timed_out]' "$T/to.json")" "[true]" \
+	"the states that timed out"
+assert_eq "$(jq .checked "$T/to.json")" "$(jq .planned "$T/to.json")" "states checked"
+# Killed, it may linger a moment as a zombie until its new parent reaps it.
+hp=$(cat "$T/hang.pid")
+for _ in $(seq 50); do
+	[ -e "/proc/$hp" ] && [ "$(awk '{print $3}' "/proc/$hp/stat" 2>/dev/null)" != Z ] ||
+		break
+	sleep 0.1
+done
+[ -e "/proc/$hp" ] && [ "$(awk '{print $3}' "/proc/$hp/stat" 2>/dev/null)" != Z ] &&
+	fail "the hung checker's child outlived it"
+rmdir "$T/hung"
+"$PLUGDISK" explore -j 2 --budget 6 --timeout 2s "$T/honour.log" "$T/base.img" -- \
+	"$T/hang.sh" | grep -q "timed out after 2 s" || fail "the text report does not say timed out"
+explore_json "$T/ok.json" --budget 6 --timeout 1min "$T/honour.log" "$T/base.img" -- "$CHECK"
+assert_eq "$EXPLORE_RC" 0 "explore's status with a checker within --timeout"
+
 # Marks need the write log.
 pd_start -s 16M --set cache.mode=writeback
 echo "mark x" >"$MNT/control" 2>/dev/null && fail "a mark without cache.log was accepted"
@@ -109,6 +144,8 @@ bad --budget 0 "$T/honour.log" "$T/base.img" -- true
 bad --budget x "$T/honour.log" "$T/base.img" -- true
 bad -k 4 "$T/honour.log" "$T/base.img" -- true
 bad -j 0 "$T/honour.log" "$T/base.img" -- true
+bad --timeout 0 "$T/honour.log" "$T/base.img" -- true
+bad --timeout soon "$T/honour.log" "$T/base.img" -- true
 bad --state 99999999 "$T/honour.log" "$T/base.img" -- true
 bad --image "$T/x.img" "$T/honour.log" "$T/base.img"
 bad --keep-failing "$T/nodir" "$T/honour.log" "$T/base.img" -- true
