@@ -84,7 +84,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils \
 	procps psmisc kmod iproute2 coreutils groff-base man-db jq cppcheck clang-tools sqlite3 \
-	python3-prometheus-client
+	python3-prometheus-client graphviz
 
 # What building and running the daemon needs ('make run'). 'deps' installs it too, with
 # DEB_PACKAGES: always a superset.
@@ -164,11 +164,15 @@ model: $(B)/tests/unit/test_model
 	tests/unit/model-run.sh $(B)/tests/unit/test_model $(SEQUENCES) $(JOBS) '$(SEED)' '$(CHECKS)'
 
 # The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
-# that the committed page holds what the binary prints).
+# that the committed page holds what the binary prints), and the request-path picture, from
+# its graphviz source (tests/shell/request-path.sh checks the committed SVG).
 .PHONY: doc
-doc: $(B)/plugdisk
+doc: $(B)/plugdisk doc/request-path.svg
 	man/gen-keys.sh $(B)/plugdisk man/plugdisk.conf.5 >$(B)/plugdisk.conf.5.new
 	cat $(B)/plugdisk.conf.5.new >man/plugdisk.conf.5
+
+doc/request-path.svg: doc/request-path.dot
+	dot -Tsvg $< >$@.new && mv $@.new $@
 
 -include tests/bench/bench.mk
 -include tests/crash/crash.mk

@@ -178,7 +178,7 @@ static const struct conf_custom faults_custom = {
 
 static const struct conf_key fault_keys[] = {
 	CONF_CUSTOM_KEY("faults", faults, faults_custom, 0,
-			"injected faults, one string each (plugdisk.conf(5), README)"),
+			"injected faults, one string each (plugdisk.conf(5), FAULTS)"),
 };
 
 static void faults_defaults(struct pd_config *c)

@@ -7,7 +7,7 @@
 
 struct pd;
 
-/* Stop as a removed device does (README, "Signals"): new requests fail with EIO, what is
+/* Stop as a removed device does (doc/usage.md, "Signals"): new requests fail with EIO, what is
  * queued or in flight completes without the emulated limits (a second SIGTERM or SIGINT in
  * @sigs fails what has not started), then fdatasync, unmount, and everything is freed.
  * Main thread, with @sigs blocked. Returns the exit status: EXIT_OK, or EXIT_RUNTIME when

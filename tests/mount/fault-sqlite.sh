@@ -3,7 +3,7 @@
 # A database meets write errors on its own file: sqlite3 (rollback journal) on ext4 over a
 # loop device, with faults on the byte ranges of the database file's extents. The UPDATE
 # fails with "disk I/O error", and once the faults are cleared the database rolls back to
-# its state before the transaction and passes its integrity check. (The README's worked
+# its state before the transaction and passes its integrity check. (doc/faults.md's worked
 # example.)
 . "$(dirname "$0")/../lib.sh"
 require_fuse

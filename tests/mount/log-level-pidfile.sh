@@ -12,7 +12,7 @@ grep -q "mounted at" "$T/daemon.log" || fail "no info line at the default level"
 grep -q "debug: " "$T/daemon.log" && fail "debug lines at the default level"
 pd_stop
 
-# -v: debug lines, among them each write's fate at a power cut (the README's promise).
+# -v: debug lines, among them each write's fate at a power cut (doc/power-loss.md's promise).
 : >"$T/daemon.log"
 pd_start -v --set cache.mode=writeback --set cache.destage_delay_ms=600000
 dd if=/dev/urandom of="$MNT/disk" bs=4K count=4 oflag=direct conv=notrunc status=none ||

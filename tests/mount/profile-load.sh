@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Every profile that --list-profiles prints (at least the eight the README names) mounts with
+# Every profile that --list-profiles prints (at least the eight doc/configuration.md names) mounts with
 # --profile NAME: the limits in stats are the profile's (as --dump-config resolves them), a
 # gp2 disk starts with a full credit bucket at its size's baseline, and data written through
 # the profile's models reads back intact.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# plugdisk replay on a log written here byte by byte (the format in README.md): flushes that
+# plugdisk replay on a log written here byte by byte (the format in plugdisk(8) and doc/replay.md): flushes that
 # complete out of epoch order and a failed flush. Flush N is the N-th completed flush record;
 # it makes durable every write of an epoch up to the largest its records 1..N closed. A
 # version 1 log still replays; a newer version is refused by name.

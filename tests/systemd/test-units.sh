@@ -38,16 +38,17 @@ if [ -s "$T/verify.log" ]; then
 	fail "systemd-analyze verify printed something"
 fi
 
-# The README's /etc/fstab line, through the real fstab generator: plugdisk@t1 before the
-# mount, and (thanks to nofail) no ordering cycle with local-fs.target.
+# The /etc/fstab line of doc/service.md, through the real fstab generator: plugdisk@t1 before
+# the mount, and (thanks to nofail) no ordering cycle with local-fs.target.
 FSTAB_LINE='/run/plugdisk/t1/disk  /srv/plugdisk/t1  ext4  loop,nofail,x-systemd.requires=plugdisk@t1.service  0  0'
+grep -qF "    $FSTAB_LINE" "$TOP/doc/service.md" || fail "doc/service.md does not give the fstab line tested here"
 gen=/lib/systemd/system-generators/systemd-fstab-generator
 if [ -x "$gen" ]; then
 	G=$T/gen
 	mkdir -p "$G/normal" "$G/early" "$G/late"
 	echo "$FSTAB_LINE" >"$T/fstab"
 	SYSTEMD_LOG_LEVEL=err SYSTEMD_FSTAB=$T/fstab SYSTEMD_IN_INITRD=0 \
-		"$gen" "$G/normal" "$G/early" "$G/late" || fail "fstab generator failed on the README line"
+		"$gen" "$G/normal" "$G/early" "$G/late" || fail "fstab generator failed on the fstab line of doc/service.md"
 	grep -qx 'Requires=plugdisk@t1.service' "$G/normal/srv-plugdisk-t1.mount" ||
 		fail "the fstab line does not make the mount require plugdisk@t1.service"
 	rm -f "$U/srv-plugdisk-t1.mount"
