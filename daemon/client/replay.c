@@ -25,7 +25,7 @@ static void replay_usage(FILE *f)
 		"\n"
 		"LOG is a cache.log write log. IMAGE must hold what the disk held when the log\n"
 		"began (a copy taken before plugdisk started, or zeros for a new disk).\n"
-		"  --list     the flushes in the log, with the writes before each\n"
+		"  --list     the flushes in the log, with the writes before each, and the marks\n"
 		"  --flush N  apply every write the N-th completed flush made durable (0: none);\n"
 		"             failed flushes are not counted (--list shows them)\n"
 		"  --crash N  as --flush N, then a power cut over the writes flush N left pending\n"
@@ -59,6 +59,9 @@ static int replay_list(struct wlog_reader *r)
 			       flushes, rec.epoch, writes, bytes, discards);
 			if (rec.epoch < durable) /* completed after a later flush */
 				printf("; epochs up to %" PRIu64 " were durable already", durable);
+			if (rec.reserved & WLOG_F_IGNORED)
+				printf("; ignored (cache.flush = ignore): it made nothing durable, "
+				       "and --flush %" PRIu64 " rebuilds what it claimed", flushes);
 			printf("\n");
 			if (rec.epoch > durable)
 				durable = rec.epoch;
@@ -70,6 +73,11 @@ static int replay_list(struct wlog_reader *r)
 		case WLOG_CUT:
 			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
 			return 0;
+		case WLOG_MARK:
+			/* The text is read unless the reader skips data; the length bounds it. */
+			printf("mark after %" PRIu64 " writes: %.*s\n", writes,
+			       r->skip_data ? 0 : (int)rec.len, r->skip_data ? "" : (char *)r->buf);
+			break;
 		}
 	}
 	if (ret < 0) {

@@ -33,6 +33,10 @@ record() {
 truncate -s 16M "$T/base.img"
 
 record "$T/honour.log"
+# replay --list shows the marks where they fall.
+"$PLUGDISK" replay "$T/honour.log" --list >"$T/list" || fail "replay --list"
+assert_eq "$(grep -c '^mark after [0-9]* writes: step [1-4]$' "$T/list")" 4 "marks listed"
+grep -q ignored "$T/list" && fail "replay --list calls an honoured flush ignored"
 explore_json "$T/all.json" "$T/honour.log" "$T/base.img" -- "$CHECK"
 jq -r '.failures[:2][] | "\(.id) \(.after) \(.kind) \(.output)"' "$T/all.json" >&2
 assert_eq "$EXPLORE_RC" 0 "explore's status on the fsynced steps"
@@ -62,6 +66,8 @@ cmp -s "$T/a.ids" "$T/c.ids" && fail "seeds 9 and 10 sampled the same states"
 
 # A disk that ignores flushes: acknowledged steps are lost in some states.
 record "$T/ignore.log" --set cache.flush=ignore
+"$PLUGDISK" replay "$T/ignore.log" --list | grep -q '^flush 1 .*; ignored' ||
+	fail "replay --list does not say flush 1 was ignored"
 mkdir "$T/keep"
 explore_json "$T/ign.json" --budget 120 --keep-failing "$T/keep" "$T/ignore.log" \
 	"$T/base.img" -- "$CHECK"
