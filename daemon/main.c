@@ -318,9 +318,10 @@ int main(int argc, char **argv)
 		p.timer = &pd->timer;
 		p.cache_thread = true;
 		ret = chain_build(&pd->chain, &bottom, &p, err, sizeof(err));
-		if (ret == -EINVAL) {
-			log_err("faults: %s", err);
-			ret = EXIT_USAGE;
+		if (ret) {
+			log_err("%s: %s", pd->chain.failed, err);
+			ret = !strcmp(pd->chain.failed, "faults") && ret == -EINVAL ? EXIT_USAGE
+										    : EXIT_RUNTIME;
 			goto fail;
 		}
 	}

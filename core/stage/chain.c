@@ -2,6 +2,7 @@
 /* The chain of stages (see chain.h): the stage ops of the faults, the write cache and the
  * backend, building the chain, and the operations that walk it. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/queue/stats.h"
@@ -163,9 +164,19 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 			     p->clock_arg);
 	if (ret) {
 		log_err("fault_set_init: %s", strerror(-ret));
+		ch->failed = "faults";
+		snprintf(err, errlen, "the fault stage could not start: %s", strerror(-ret));
 		return ret;
 	}
 	up[n++] = (struct stage){ .ops = &faults_ops, .self = &ch->faults };
+	/* The configured faults first: a refused one must leave nothing done (a write log
+	 * truncated, a thread started). */
+	if (!p->keep_faults &&
+	    fault_replace_configured(&ch->faults, p->faults, p->nfaults, err, errlen)) {
+		ch->failed = "faults";
+		fault_set_destroy(&ch->faults);
+		return -EINVAL;
+	}
 	if (p->cache && p->cache->mode == CACHE_MODE_WRITEBACK) {
 		ret = cache_init(&ch->cache, p->cache, fault_exec, &ch->faults, p->clock,
 				 p->clock_arg);
@@ -189,14 +200,11 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 	for (unsigned int i = 0; i < n; i++)
 		ch->st[i] = up[n - 1 - i];
 	ch->n = n;
-	if (!p->keep_faults &&
-	    fault_replace_configured(&ch->faults, p->faults, p->nfaults, err, errlen)) {
-		chain_destroy(ch);
-		return -EINVAL;
-	}
 	return 0;
 
 fail_faults:
+	ch->failed = "cache";
+	snprintf(err, errlen, "the write cache could not start: %s", strerror(-ret));
 	fault_set_destroy(&ch->faults);
 	return ret;
 }
@@ -306,17 +314,20 @@ int chain_writeout(struct chain *ch)
 int chain_reconfigure(struct chain *ch, const struct chain_params *p, char *err,
 		      size_t errlen)
 {
+	int ret = 0;
+
 	for (unsigned int i = 0; i < ch->n; i++) {
 		const struct stage *s = &ch->st[i];
-		int ret;
+		int r;
 
 		if (!s->ops->reconfigure)
 			continue;
-		ret = s->ops->reconfigure(s->self, p, err, errlen);
-		if (ret)
-			return ret;
+		/* Every stage takes its part; the first refusal's message is kept. */
+		r = s->ops->reconfigure(s->self, p, ret ? NULL : err, ret ? 0 : errlen);
+		if (r && !ret)
+			ret = r;
 	}
-	return 0;
+	return ret;
 }
 
 size_t chain_stats(struct chain *ch, char *buf, size_t len)

@@ -15,7 +15,8 @@
  *
  * Locking: the chain itself is read-only once built; each stage has its own locks. Lock
  * order: a stage's exec is called with no lock of the caller held, so no lock of one stage
- * is ever held while another stage's is taken. */
+ * is ever held while another stage's is taken. The one op called under a caller's lock is
+ * admit_ns, under q->lock: q->lock comes before any stage's lock. */
 #ifndef PLUGDISK_CHAIN_H
 #define PLUGDISK_CHAIN_H
 
@@ -49,6 +50,7 @@ struct chain {
 	struct stage st[CHAIN_MAX_STAGES];	/* top first; st[n - 1] is the backend */
 	unsigned int n;
 	bool written_out;		/* chain_writeout() ran: only destroy is left */
+	const char *failed;		/* chain_build() failed: "faults" or "cache" */
 	/* The stages' state, for the control commands that address one. */
 	struct fault_set faults;
 	struct cache cache;
@@ -60,8 +62,10 @@ struct stage backend_stage(struct backend *be);
 
 /* Build the chain over @bottom (the backend's stage) from @p: the faults, then the write cache
  * over them when @p->cache is writeback, with its log and thread, then the configured faults.
- * 0; -EINVAL when a configured fault is refused (@err says which and why); another -errno
- * when a stage fails to start (logged). On error nothing is left to destroy. */
+ * 0, or -errno with @err saying why and ch->failed naming the stage: "faults" when a
+ * configured fault is refused (bad input: nothing else was done, no write log truncated),
+ * "cache" when the write cache could not start (its log, its thread). On error nothing is
+ * left to destroy. */
 int chain_build(struct chain *ch, const struct stage *bottom, const struct chain_params *p,
 		char *err, size_t errlen);
 
@@ -91,8 +95,8 @@ void chain_stop(struct chain *ch);
  * writes lost, logged by the stage). Once only. */
 int chain_writeout(struct chain *ch);
 
-/* Reload: every stage takes what applies to it. 0, or the first refusal (@err); stages
- * before it took theirs. */
+/* Reload: every stage takes what applies to it. 0, or the first refusal (@err); the other
+ * stages took theirs. */
 int chain_reconfigure(struct chain *ch, const struct chain_params *p, char *err,
 		      size_t errlen);
 
@@ -100,8 +104,10 @@ int chain_reconfigure(struct chain *ch, const struct chain_params *p, char *err,
  * there, zero, without a write cache, so that the names are stable. Returns the length. */
 size_t chain_stats(struct chain *ch, char *buf, size_t len);
 
-/* Fill the stages' part of @ss, and zero their counters. */
+/* Fill the stages' part of @ss. */
 void chain_snapshot(struct chain *ch, struct stats_snapshot *ss);
+
+/* Zero the stages' counters (their state stays). */
 void chain_stats_reset(struct chain *ch);
 
 /* Free every stage but the backend (the caller's). No timer callback may run. */

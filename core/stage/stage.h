@@ -17,7 +17,9 @@
  *                change it (a fault). A flush fails if any write it covers could not be made
  *                durable. Any thread; never with a caller's lock held.
  *   admit_ns     Extra service time the controller adds to @rq at admission (a latency
- *                fault): the command holds its slot for longer. Cheap; any thread.
+ *                fault): the command holds its slot for longer. Called with the queue's lock
+ *                held: it may take only the stage's own lock, briefly, and never calls into
+ *                the queue or another stage.
  *   freeze       After 0: every write this stage acknowledged is in the stage below, and it
  *                sends nothing more down until thaw (reads are still served). The caller has
  *                stopped the queue above first. -errno: the write-out failed; the caller
@@ -32,8 +34,8 @@
  *   writeout     After the last drain: write everything the stage holds to the stage below
  *                and make it durable. 0, or -errno when acknowledged writes are lost (the
  *                stage logs which). Nothing is in flight; afterwards only destroy is called.
- *   reconfigure  Apply reloadable settings (SIGHUP). -errno with @err when refused; the old
- *                settings then stay.
+ *   reconfigure  Apply reloadable settings (SIGHUP). -errno with @err (which may be NULL)
+ *                when refused; the stage's old settings then stay.
  *   stats        Append `name value` lines (and `#` comments) to @buf; returns the length
  *                written (< @len, NUL-terminated).
  *   snapshot     Fill the stage's part of the counters snapshot (core/queue/stats.h).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* `plugdisk replay`: rebuild an image from a write log (cache.log) at a flush boundary, or at
  * a crash state allowed between two flushes, with the write cache's own power-cut choices. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -74,9 +75,11 @@ static int replay_list(struct wlog_reader *r)
 			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
 			return 0;
 		case WLOG_MARK:
-			/* The text is read unless the reader skips data; the length bounds it. */
-			printf("mark after %" PRIu64 " writes: %.*s\n", writes,
-			       r->skip_data ? 0 : (int)rec.len, r->skip_data ? "" : (char *)r->buf);
+			printf("mark after %" PRIu64 " writes: ", writes);
+			/* The text as written, with a byte that is not printable as '?'. */
+			for (uint64_t i = 0; i < rec.len; i++)
+				putchar(isprint(r->buf[i]) ? r->buf[i] : '?');
+			putchar('\n');
 			break;
 		}
 	}

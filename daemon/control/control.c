@@ -108,7 +108,7 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		/* The stages' acknowledged writes, too (the write cache's). */
 		ret = chain_freeze(&pd->chain);
 		if (ret) {
-			ctl_printf(out, "freeze: writing out the write cache failed: %s\n",
+			ctl_printf(out, "freeze: destaging the write cache failed: %s\n",
 				   strerror(-ret));
 			queue_thaw(&pd->q);
 		}

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <spawn.h>
@@ -167,6 +168,7 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	char env_state[600], env_id[64], env_marks[600], *env_mark = NULL, **envp;
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
+	sigset_t nomask;
 	size_t nenv = 0, i = 0;
 	uint64_t nacked;
 	int64_t mark;
@@ -203,8 +205,10 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
 	/* Its own process group: a timeout or a stop ends the checker and what it started. */
 	posix_spawnattr_init(&attr);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
 	posix_spawnattr_setpgroup(&attr, 0);
+	sigemptyset(&nomask);
+	posix_spawnattr_setsigmask(&attr, &nomask); /* not explore's blocked SIGCHLD */
 	ret = posix_spawnp(&sl->pid, x->checker[0], &fa, &attr, x->checker, envp);
 	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
@@ -278,6 +282,44 @@ static void progress(const struct xp *x, uint64_t done, uint64_t t0, bool final)
 		s > 0 ? (double)x->checked * 60 / s : 0.0, final ? "\n" : "");
 }
 
+/* Wait for a checker to end (@block), or look for one that has: its pid, 0 for none, or -1
+ * with errno set. Before it is reaped, whatever it left running in its process group is
+ * killed: until then its zombie holds the group's id, which no other group can have. */
+static pid_t reap_checker(bool block, int *wstatus)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) < 0)
+		return -1;
+	if (!si.si_pid)
+		return 0;
+	kill(-si.si_pid, SIGKILL);
+	while (waitpid(si.si_pid, wstatus, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return si.si_pid;
+}
+
+/* End checker @pid and its process group at a stop: SIGTERM, up to 2 s to go, then SIGKILL
+ * (a checker that ignores SIGTERM must not hold explore). Then reap it. */
+static void end_checker(pid_t pid)
+{
+	int wstatus;
+
+	kill(-pid, SIGTERM);
+	for (int i = 0; i < 100; i++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		if (waitpid(pid, &wstatus, WNOHANG | WNOWAIT) == pid)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	kill(-pid, SIGKILL);
+	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* --timeout: kill the process group of every checker past its deadline. It then ends as a
  * failure that says so. */
 static void kill_late(const struct xp *x, struct xp_slot *slots)
@@ -304,6 +346,7 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 	uint64_t t0 = clock_now_ns(), last = 0, done = 0;
 	bool tty = isatty(STDERR_FILENO);
 	struct xf xf;
+	sigset_t chld, oldmask;
 	unsigned int busy = 0;
 	int ret = 0;
 
@@ -312,6 +355,11 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		fprintf(stderr, "plugdisk explore: mkdtemp: %s\n", strerror(-ret));
 		return ret;
 	}
+	/* SIGCHLD blocked (in the FUSE threads too, which inherit it) for sigtimedwait. */
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (x->timeout_ns)
+		pthread_sigmask(SIG_BLOCK, &chld, &oldmask);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
 	slots = calloc(x->jobs, sizeof(*slots));
 	if (!slots || mkdir(mnt, 0700)) {
@@ -338,14 +386,15 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 			break;
 		}
 		if (busy == x->jobs || n == x->planned) {
-			/* With --timeout, look every 20 ms for a checker past its deadline. */
-			pid_t pid = waitpid(-1, &wstatus, x->timeout_ns ? WNOHANG : 0);
+			/* With --timeout, wait for SIGCHLD (blocked, so that it is not lost)
+			 * 20 ms at a time, and look for checkers past their deadline. */
+			pid_t pid = reap_checker(!x->timeout_ns, &wstatus);
 
 			if (pid == 0) {
 				struct timespec ts = { 0, 20 * 1000 * 1000 };
 
 				kill_late(x, slots);
-				nanosleep(&ts, NULL);
+				sigtimedwait(&chld, NULL, &ts);
 				continue;
 			}
 			if (pid < 0) {
@@ -404,13 +453,9 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		progress(x, done, t0, true);
 	/* On an error or a signal: end our checkers, by their pids, and collect them. */
 	for (unsigned int i = 0; i < x->jobs; i++) {
-		int wstatus;
-
 		if (!slots[i].pid)
 			continue;
-		kill(-slots[i].pid, SIGTERM);
-		while (waitpid(slots[i].pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
+		end_checker(slots[i].pid);
 		xf_remove(&xf, &slots[i].fs);
 		slots[i].pid = 0;
 	}
@@ -428,6 +473,8 @@ out_dir:
 	free(seen.v);
 	rmdir(mnt);
 	rmdir(dir);
+	if (x->timeout_ns)
+		pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "plugdisk explore: out of memory\n");
 	return ret;

@@ -179,7 +179,7 @@ static void report_text(const struct xp *x, FILE *f)
 		fprintf(f, "\n  mark: %s; marks acknowledged before the cut: %" PRIu64 "\n",
 			mark >= 0 ? l->marks[mark].text : "(none)", nacked);
 		if (fl->timed_out)
-			fprintf(f, "  checker: timed out after %.3g s (killed); output:\n",
+			fprintf(f, "  checker: timed out after %g s (killed); output:\n",
 				(double)x->timeout_ns / 1e9);
 		else
 			fprintf(f, "  checker: exit %d; output:\n", fl->status);
