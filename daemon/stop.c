@@ -19,10 +19,11 @@
 
 #include "core/util/barrier.h"
 #include "core/util/log.h"
-#include "daemon/control/cache_ctl.h"
+#include "daemon/control/control.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/fuse_uring.h"
+#include "daemon/fuse/statfile.h"
 #include "daemon/stop.h"
 
 /* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */
@@ -142,6 +143,9 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	fuse_session_destroy(pd->se);
 	pd->se = NULL;
 	pd_uring_destroy(pd);
+	/* Releases of files closed just before the unmount may never have come. */
+	control_file_free_all();
+	statfile_free_all();
 	/* No timer callback may run into the queue or the workers while they go away. */
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);

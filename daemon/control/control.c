@@ -261,7 +261,30 @@ struct ctl_file {
 	struct ctl_out out;	/* lock: the answer, or the listing being read */
 	bool answered;		/* lock: out holds a command's answer */
 	bool listed;		/* lock: out holds a listing */
+	struct ctl_file *prev, *next;	/* ctl_files_lock: every open, for the stop */
 };
+
+/* Every open of the control file, so that the stop frees those whose release never came
+ * (a close just before the unmount). Lock order: taken alone. */
+static pthread_mutex_t ctl_files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ctl_file ctl_files = { .prev = &ctl_files, .next = &ctl_files };
+
+static void ctl_file_free(struct ctl_file *cf)
+{
+	pthread_mutex_lock(&ctl_files_lock);
+	cf->prev->next = cf->next;
+	cf->next->prev = cf->prev;
+	pthread_mutex_unlock(&ctl_files_lock);
+	free(cf->out.buf);
+	pthread_mutex_destroy(&cf->lock);
+	free(cf);
+}
+
+void control_file_free_all(void)
+{
+	while (ctl_files.next != &ctl_files)
+		ctl_file_free(ctl_files.next);
+}
 
 void control_file_open(fuse_req_t req, struct fuse_file_info *fi)
 {
@@ -272,13 +295,17 @@ void control_file_open(fuse_req_t req, struct fuse_file_info *fi)
 		return;
 	}
 	pthread_mutex_init(&cf->lock, NULL);
+	pthread_mutex_lock(&ctl_files_lock);
+	cf->next = ctl_files.next;
+	cf->prev = &ctl_files;
+	ctl_files.next->prev = cf;
+	ctl_files.next = cf;
+	pthread_mutex_unlock(&ctl_files_lock);
 	fi->direct_io = 1;
 	fi->nonseekable = 0;
 	fi->fh = (uintptr_t)cf;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		pthread_mutex_destroy(&cf->lock);
-		free(cf); /* interrupted open: no release will come */
-	}
+	if (fuse_reply_open(req, fi) == -ENOENT)
+		ctl_file_free(cf); /* interrupted open: no release will come */
 }
 
 void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi)
@@ -365,8 +392,6 @@ void control_file_release(fuse_req_t req, struct fuse_file_info *fi)
 {
 	struct ctl_file *cf = (struct ctl_file *)(uintptr_t)fi->fh;
 
-	free(cf->out.buf);
-	pthread_mutex_destroy(&cf->lock);
-	free(cf);
+	ctl_file_free(cf);
 	fuse_reply_err(req, 0);
 }

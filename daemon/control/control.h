@@ -61,4 +61,7 @@ void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_
 void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi);
 void control_file_release(fuse_req_t req, struct fuse_file_info *fi);
 
+/* Free the opens whose release never came. At the stop, once no FUSE thread runs. */
+void control_file_free_all(void);
+
 #endif

@@ -183,3 +183,9 @@ void statfile_release(fuse_req_t req, struct fuse_file_info *fi)
 		snap_put((struct snap_buf *)(uintptr_t)fi->fh, true);
 	fuse_reply_err(req, 0);
 }
+
+void statfile_free_all(void)
+{
+	while (snap_list.next != &snap_list)
+		snap_put(snap_list.next, true);
+}

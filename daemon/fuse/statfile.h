@@ -14,4 +14,8 @@ void statfile_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_info
 void statfile_write(fuse_req_t req, struct fuse_bufvec *bufv);
 void statfile_release(fuse_req_t req, struct fuse_file_info *fi);
 
+/* Free the snapshots of opens whose release never came. At the stop, once no FUSE thread
+ * runs. */
+void statfile_free_all(void);
+
 #endif
