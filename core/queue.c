@@ -291,7 +291,8 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
 }
 
-void queue_submit(struct queue *q, struct bio *bio)
+/* Submit @bio; with @may_wait, wait while queue.nr_requests requests are queued. */
+static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 {
 	struct request *list = NULL, *rq;
 	uint64_t now = queue_now(q);
@@ -303,7 +304,7 @@ void queue_submit(struct queue *q, struct bio *bio)
 	q->stats.op[bio->op].bios++;
 
 	rq = merge_bio(q, bio);
-	while (!rq && q->nr_queued >= q->p.nr_requests) {
+	while (!rq && may_wait && q->nr_queued >= q->p.nr_requests) {
 		/* Request depletion: let the queue drain, then try again. */
 		__queue_unplug(q, UNPLUG_THRESHOLD, now);
 		__queue_run(q, now, &list);
@@ -347,6 +348,16 @@ void queue_submit(struct queue *q, struct bio *bio)
 	__queue_run(q, now, &list);
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
+}
+
+void queue_submit(struct queue *q, struct bio *bio)
+{
+	__queue_submit(q, bio, true);
+}
+
+void queue_submit_nowait(struct queue *q, struct bio *bio)
+{
+	__queue_submit(q, bio, false);
 }
 
 void queue_unplug_idle(struct queue *q)

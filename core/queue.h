@@ -83,6 +83,11 @@ void queue_destroy(struct queue *q);
  * requests are queued (request-depletion throttling). Call without q->lock. */
 void queue_submit(struct queue *q, struct bio *bio);
 
+/* queue_submit() that never sleeps: at queue.nr_requests, @bio is queued beyond the bound.
+ * For a completion callback (a backend worker, the timer thread, a thread running I/O
+ * inline) that submits a follow-up bio, which must not wait for the completions it runs. */
+void queue_submit_nowait(struct queue *q, struct bio *bio);
+
 /* The submitter has nothing more to submit right now: unplug, as the block layer flushes a
  * task's plug when it sleeps. Cheap when not plugged. Call without q->lock. */
 void queue_unplug_idle(struct queue *q);
