@@ -95,6 +95,13 @@ void queue_unplug_idle(struct queue *q);
 /* Whether the queue may be plugged; a racy hint, so callers can skip work when false. */
 bool queue_needs_unplug(struct queue *q);
 
+/* @on: the calling thread calls queue_unplug_idle() whenever it runs out of work (a FUSE
+ * receive or ring thread). A plug it starts is ended by that, or by a submission once the
+ * plug is queue.unplug_delay_us old; its timer only fires QUEUE_UNPLUG_BACKSTOP_NS later,
+ * should the thread block without either. */
+void queue_set_unplugs_idle(bool on);
+#define QUEUE_UNPLUG_BACKSTOP_NS (100ull * 1000 * 1000)
+
 
 /* Complete @rq: called by the controller once its backing I/O has finished and its service
  * time has passed. Frees the command slot, accounts, restarts the queue if it was stopped

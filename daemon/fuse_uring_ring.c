@@ -591,6 +591,7 @@ void *ring_thread(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	ring_pin(q);
 	ctrl_set_thread_inline(ring_may_run_inline, q);
+	queue_set_unplugs_idle(true);
 	tls_ring_q = q;
 
 	pthread_mutex_lock(&u->lock);
