@@ -62,6 +62,11 @@ struct pd {
 	unsigned int readers_waiting;	/* atomic: receive threads in (or entering) read */
 	unsigned int readers_sleeping;	/* atomic: receive threads in epoll_wait */
 	struct pd_uring *uring;		/* FUSE over io_uring (fuse_uring.c), or NULL */
+	/* FUSE_INIT, seen by fuse_reply.c. Atomics: init_unique is stored (release) after
+	 * init_offers, and dio_may_mmap once the INIT reply accepted the flag. */
+	uint64_t init_unique;		/* atomic: FUSE_INIT's unique, 0 before it */
+	uint64_t init_offers;		/* atomic: the kernel's FUSE_INIT flags (both words) */
+	bool dio_may_mmap;		/* atomic: FUSE_DIRECT_IO_ALLOW_MMAP accepted */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -28,6 +28,7 @@
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/preflight.h"
 #include "daemon/reload.h"
@@ -91,6 +92,14 @@ static int pd_mount(struct pd *pd)
 		fuse_session_destroy(pd->se);
 		pd->se = NULL;
 		pd_uring_destroy(pd);
+		return EXIT_MOUNT;
+	}
+	/* Classic transport: its replies, too, say what libfuse 3.14 cannot (fuse_reply.c). */
+	if (!pd->uring && pd_reply_io_install(pd)) {
+		log_err("fuse_session_custom_io failed");
+		fuse_session_unmount(pd->se);
+		fuse_session_destroy(pd->se);
+		pd->se = NULL;
 		return EXIT_MOUNT;
 	}
 	pd->nr_threads = pd->cfg.mount_threads;

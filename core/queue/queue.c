@@ -9,7 +9,9 @@
  *            the submitter has nothing more to submit (idle: the block layer flushes a task's
  *            plug when the task sleeps), when queue.unplug_threshold requests are queued,
  *            when a request reaches queue.max_request_size, when queue.unplug_delay_us has
- *            passed since plugging (timer), or when a flush arrives.
+ *            passed since plugging (timer), or when a flush arrives. A plug by a thread that
+ *            unplugs when idle (the FUSE threads, queue_set_unplugs_idle()) is ended on time
+ *            by its own next submission, the timer being only a late backstop for it.
  *   stopped  set by the controller's refusal: no free command slot (a completion starts the
  *            queue again) or no rate budget (the rate timer starts it again). This is
  *            blk_stop_queue()/blk_start_queue() of the 2.5 block layer.
@@ -101,13 +103,29 @@ static void queue_account_time(struct queue *q, uint64_t now)
 		q->last_acct = now;
 }
 
+/* Set in the threads that call queue_unplug_idle() before they sleep (queue_set_unplugs_idle()). */
+static __thread bool tls_unplugs_idle;
+
+void queue_set_unplugs_idle(bool on)
+{
+	tls_unplugs_idle = on;
+}
+
 static void __queue_plug(struct queue *q, uint64_t now)
 {
+	uint64_t backstop = 0;
+
 	set_plugged(q, true);
 	q->plugged_since = now;
 	q->stats.plugs++;
 	q->unplug_at = now + (uint64_t)q->p.unplug_delay_us * NSEC_PER_USEC;
-	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at);
+	/* A plug by a thread that unplugs before it sleeps ends when that thread runs out of
+	 * work, or at a later submission once it is due (__queue_submit()): the timer is only
+	 * a backstop, set far enough out that a steady stream of plugs moves it later without
+	 * waking the timer thread, which would otherwise wake about twice per unplug delay. */
+	if (tls_unplugs_idle)
+		backstop = QUEUE_UNPLUG_BACKSTOP_NS;
+	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at + backstop);
 }
 
 static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
@@ -290,7 +308,8 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
 }
 
-void queue_submit(struct queue *q, struct bio *bio)
+/* Submit @bio; with @may_wait, wait while queue.nr_requests requests are queued. */
+static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 {
 	struct request *list = NULL, *rq;
 	uint64_t now = queue_now(q);
@@ -302,7 +321,7 @@ void queue_submit(struct queue *q, struct bio *bio)
 	q->stats.op[bio->op].bios++;
 
 	rq = merge_bio(q, bio);
-	while (!rq && q->nr_queued >= q->p.nr_requests) {
+	while (!rq && may_wait && q->nr_queued >= q->p.nr_requests) {
 		/* Request depletion: let the queue drain, then try again. */
 		__queue_unplug(q, UNPLUG_THRESHOLD, now);
 		__queue_run(q, now, &list);
@@ -342,10 +361,22 @@ void queue_submit(struct queue *q, struct bio *bio)
 			__queue_unplug(q, UNPLUG_THRESHOLD, now);
 		else if (rq->len >= q->p.max_request_size)
 			__queue_unplug(q, UNPLUG_SIZE, now);
+		else if (now >= q->unplug_at)
+			__queue_unplug(q, UNPLUG_TIMER, now);
 	}
 	__queue_run(q, now, &list);
 	pthread_mutex_unlock(&q->lock);
 	ctrl_issue(q->ctrl, list);
+}
+
+void queue_submit(struct queue *q, struct bio *bio)
+{
+	__queue_submit(q, bio, true);
+}
+
+void queue_submit_nowait(struct queue *q, struct bio *bio)
+{
+	__queue_submit(q, bio, false);
 }
 
 void queue_unplug_idle(struct queue *q)

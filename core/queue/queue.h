@@ -83,12 +83,24 @@ void queue_destroy(struct queue *q);
  * requests are queued (request-depletion throttling). Call without q->lock. */
 void queue_submit(struct queue *q, struct bio *bio);
 
+/* queue_submit() that never sleeps: at queue.nr_requests, @bio is queued beyond the bound.
+ * For a completion callback (a backend worker, the timer thread, a thread running I/O
+ * inline) that submits a follow-up bio, which must not wait for the completions it runs. */
+void queue_submit_nowait(struct queue *q, struct bio *bio);
+
 /* The submitter has nothing more to submit right now: unplug, as the block layer flushes a
  * task's plug when it sleeps. Cheap when not plugged. Call without q->lock. */
 void queue_unplug_idle(struct queue *q);
 
 /* Whether the queue may be plugged; a racy hint, so callers can skip work when false. */
 bool queue_needs_unplug(struct queue *q);
+
+/* @on: the calling thread calls queue_unplug_idle() whenever it runs out of work (a FUSE
+ * receive or ring thread). A plug it starts is ended by that, or by a submission once the
+ * plug is queue.unplug_delay_us old; its timer only fires QUEUE_UNPLUG_BACKSTOP_NS later,
+ * should the thread block without either. */
+void queue_set_unplugs_idle(bool on);
+#define QUEUE_UNPLUG_BACKSTOP_NS (100ull * 1000 * 1000)
 
 
 /* Complete @rq: called by the controller once its backing I/O has finished and its service

@@ -59,17 +59,36 @@ static void pd_io_free(struct pd_io *io)
 
 static void pd_fanout_end(struct pd_fanout *f, int error);
 
+/* A FUA write is done: the same bio becomes a flush, which covers the write as it completed
+ * before the flush was submitted; the write's reply waits for it. From a completion, which
+ * must not wait for queue room (queue_submit_nowait()). */
+static void pd_fua_flush(struct pd_io *io)
+{
+	io->fua = false;
+	io->fua_flush = true;
+	io->bio.op = BIO_OP_FLUSH;
+	io->bio.offset = 0;
+	io->bio.len = 0;
+	io->bio.iov = NULL;
+	io->bio.iovcnt = 0;
+	queue_submit_nowait(&io->pd->q, &io->bio);
+}
+
 static void pd_end_io(struct bio *bio, int error)
 {
 	struct pd_io *io = (struct pd_io *)bio;
 
+	if (io->fua && !error) {
+		pd_fua_flush(io);
+		return;
+	}
 	if (io->fanout)
 		pd_fanout_end(io->fanout, error);
 	else if (error)
 		fuse_reply_err(io->req, -error);
 	else if (io->bio.op == BIO_OP_READ)
 		fuse_reply_buf(io->req, io->iov.iov_base, io->reply_len);
-	else if (io->bio.op == BIO_OP_WRITE)
+	else if (io->bio.op == BIO_OP_WRITE || io->fua_flush)
 		fuse_reply_write(io->req, io->reply_len);
 	else
 		fuse_reply_err(io->req, 0);
@@ -164,7 +183,7 @@ static void *pd_ring_data(void *data, size_t len)
 
 /* Submit a read or write whose data is in its ring entry. */
 static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-			   size_t len, void *buf)
+			   size_t len, void *buf, bool fua)
 {
 	struct pd_io *io = pd_io_new_ring(pd, req, op, off, len, buf);
 
@@ -172,6 +191,7 @@ static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	io->fua = fua;
 	queue_submit(&pd->q, &io->bio);
 }
 
@@ -194,7 +214,7 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
 	ring = pd_uring_payload(&cap);
 	if (ring && size <= cap) {
-		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring);
+		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring, false);
 		return;
 	}
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), true)) {
@@ -253,14 +273,15 @@ static int pd_write_copy(struct fuse_bufvec *bufv, void *dst_mem, size_t size)
 /* Park a write refused by the budget: its data stays in the receive buffer (taken over), or
  * is copied. */
 static void pd_park_write(struct pd *pd, fuse_req_t req, struct fuse_bufvec *bufv, uint64_t off,
-			  size_t size, char *rxdata)
+			  size_t size, char *rxdata, bool fua)
 {
 	struct pd_parked *pk = calloc(1, sizeof(*pk));
 	int err = ENOMEM;
 
 	if (!pk)
 		goto fail;
-	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size };
+	*pk = (struct pd_parked){ .req = req, .op = BIO_OP_WRITE, .off = off, .len = size,
+				  .fua = fua };
 	if (rxdata) {
 		pk->mem = tls_rxbuf->mem;
 		pk->data = rxdata;
@@ -283,10 +304,11 @@ fail:
 	fuse_reply_err(req, err);
 }
 
-void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
+void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned int flags)
 {
 	struct pd *pd = req_pd(req);
 	size_t size = fuse_buf_size(bufv);
+	bool fua = flags & PD_WRITE_FUA;
 	struct pd_io *io;
 	char *rxdata;
 	void *ring;
@@ -308,12 +330,12 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 		size = (size_t)(pd->be.size - (uint64_t)off);
 	if (bufv->count == 1 && !bufv->idx && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) &&
 	    (ring = pd_ring_data((char *)bufv->buf[0].mem + bufv->off, size))) {
-		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring);
+		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring, fua);
 		return;
 	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, in_rx), true)) {
-		pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata);
+		pd_park_write(pd, req, bufv, (uint64_t)off, size, rxdata, fua);
 		return;
 	}
 	io = pd_io_new_charged(pd, req, BIO_OP_WRITE, (uint64_t)off, size, rxdata);
@@ -321,6 +343,7 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	io->fua = fua;
 	if (in_rx) {
 		/* The bio takes over the receive buffer: no copy. The thread gets another. */
 		io->bigbuf = tls_rxbuf->mem;

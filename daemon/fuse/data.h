@@ -18,7 +18,10 @@ struct pd;
 
 /* Serve a read, write, fsync or fallocate of the disk. Each replies, now or on completion. */
 void pd_disk_read(fuse_req_t req, size_t size, off_t off);
-void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off);
+/* A write flag: make the write durable before replying, as a write with FUA (Force Unit
+ * Access) does on a block device: the write, then a flush. */
+#define PD_WRITE_FUA 1u
+void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned int flags);
 void pd_disk_fsync(fuse_req_t req);
 void pd_disk_fallocate(fuse_req_t req, int mode, off_t off, off_t len);
 

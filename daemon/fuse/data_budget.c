@@ -222,6 +222,7 @@ void pd_data_unpark(struct pd *pd)
 			free(pk);
 			continue;
 		}
+		io->fua = pk->fua;
 		if (pk->big) {
 			io->bigbuf = pk->mem;
 		} else if (pk->op == BIO_OP_WRITE) {

@@ -28,6 +28,11 @@ struct pd_io {
 	struct pd *pd;
 	size_t charged;		/* bytes of data taken from the daemon's data budget */
 	void *bigbuf;		/* the large buffer that holds its data (see pd_bigbuf_put), or NULL */
+	/* A write to be made durable before its reply (PD_WRITE_FUA): the bio turns into a
+	 * flush once the write is done, and the write's reply waits for the flush. Set before
+	 * submission; then only the completion, which owns the bio, changes them. */
+	bool fua;		/* the write is not done yet */
+	bool fua_flush;		/* the bio is now the flush */
 	struct iovec iov;
 	char data[];		/* the read or write buffer, or a range bio's iovecs */
 };
@@ -42,6 +47,7 @@ struct pd_parked {
 	void *mem;		/* a write's data buffer: a receive buffer (big) or a heap copy */
 	char *data;		/* a write's data, inside mem */
 	bool big;		/* mem is a receive buffer */
+	bool fua;		/* a write flagged PD_WRITE_FUA */
 };
 
 /* data_budget.c. Take @bytes of the data budget, waiting if need be; or return false without

@@ -142,6 +142,7 @@ static void *pd_fuse_thread(void *arg)
 	bool woken = false, wait_first;
 
 	ctrl_set_thread_inline(pd_may_run_inline, pd);
+	queue_set_unplugs_idle(true);
 	pd_data_set_rxbuf(&fbuf);
 	while (!fuse_session_exited(se)) {
 		int res;

@@ -17,10 +17,13 @@
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
 
 #define PD_MAX_BACKGROUND 256u
+/* The file handle of an open of disk answered with FOPEN_DIRECT_IO (0 for the others). */
+#define PD_FH_DIRECT 1u
 
 static struct pd *req_pd(fuse_req_t req)
 {
@@ -284,6 +287,15 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 		fi->keep_cache = 1;
 		fi->noflush = 1;
+		/* An O_DIRECT open (a loop device with direct I/O) goes around the page cache in
+		 * the kernel too, and its writes run in parallel, as on a block device: see
+		 * fuse_reply.c. Buffered opens keep the page cache and readahead. Such an open's
+		 * O_DSYNC writes get no FUSE fsync after them: pd_write_buf() flushes them. */
+		if ((fi->flags & O_DIRECT) && pd_reply_dio_may_mmap(pd)) {
+			fi->direct_io = 1;
+			fi->fh = PD_FH_DIRECT;
+			pd_reply_open_flags(PD_FOPEN_PARALLEL_DIRECT_WRITES);
+		}
 		fuse_reply_open(req, fi);
 		return;
 	case INO_STATS:
@@ -339,9 +351,17 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
+	unsigned int flags = 0;
+
 	switch (ino) {
 	case INO_DISK:
-		pd_disk_write(req, bufv, off);
+		/* The kernel follows a write through the page-cache path that is O_DSYNC (the
+		 * open's flags, or RWF_DSYNC; O_SYNC includes it) with an fsync, but not one
+		 * through an FOPEN_DIRECT_IO open: it only passes O_DSYNC in the write's flags
+		 * (fuse_write_in.flags, which libfuse hands over in fi->flags). */
+		if (fi->fh == PD_FH_DIRECT && (fi->flags & O_DSYNC))
+			flags |= PD_WRITE_FUA;
+		pd_disk_write(req, bufv, off, flags);
 		return;
 	case INO_STATS:
 		statfile_write(req, bufv);

@@ -63,6 +63,7 @@
 #include "core/util/log.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/fuse_uring_int.h"
 
@@ -207,6 +208,13 @@ ssize_t ring_read(int fd, void *buf, size_t len, void *userdata)
 	ssize_t n = read(fd, buf, len);
 	const struct fuse_in_header *in = buf;
 
+	if (n > 0) {
+		int saved = errno;
+
+		pd_reply_note_read(pd, buf, n);
+		errno = saved;
+	}
+
 	if (n >= (ssize_t)(sizeof(*in) + sizeof(struct fuse_init_in)) && in->opcode == FUSE_INIT) {
 		const struct fuse_init_in *ii = (const void *)(in + 1);
 		uint64_t flags = ii->flags;
@@ -336,6 +344,7 @@ ssize_t ring_writev(int fd, struct iovec *iov, int count, void *userdata)
 	const struct fuse_out_header *out = iov[0].iov_base;
 	long idx;
 
+	pd_reply_patch(pd, iov, count);
 	if (count < 1 || iov[0].iov_len < sizeof(*out))
 		return writev(fd, iov, count);
 	if (out->unique) {
@@ -582,6 +591,7 @@ void *ring_thread(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	ring_pin(q);
 	ctrl_set_thread_inline(ring_may_run_inline, q);
+	queue_set_unplugs_idle(true);
 	tls_ring_q = q;
 
 	pthread_mutex_lock(&u->lock);

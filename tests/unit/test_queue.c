@@ -667,6 +667,46 @@ START_TEST(test_unplug_timer)
 }
 END_TEST
 
+START_TEST(test_unplug_idle_thread)
+{
+	struct tbio b[4];
+	const uint64_t delay = 3000 * US;
+
+	fake_params(&F);
+	F.qp.unplug_delay_us = 3000;
+	fake_start(&F);
+	/* A thread that unplugs when it runs out of work: its plug's timer is a backstop. */
+	queue_set_unplugs_idle(true);
+	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
+	ck_assert_int_eq(fake_advance_to(&F, T0 + delay), 0);
+	ck_assert(F.q.plugged);
+	ck_assert_uint_eq(F.nexec, 0);
+	/* Its next submission finds the plug due and ends it. */
+	submit(&F, &b[1], BIO_OP_WRITE, 4 * KiB, 4 * KiB);
+	ck_assert(!F.q.plugged);
+	assert_exec(0, BIO_OP_WRITE, 0, 8 * KiB, 2);
+	ck_assert_uint_eq(snap().s.unplugs[UNPLUG_TIMER], 1);
+	/* A plug nothing ends: the backstop does, QUEUE_UNPLUG_BACKSTOP_NS after it was due. */
+	fake_set_now(&F, T0 + 2 * delay);
+	submit(&F, &b[2], BIO_OP_WRITE, 64 * KiB, 4 * KiB);
+	ck_assert(F.q.plugged);
+	fake_advance_to(&F, T0 + 3 * delay + QUEUE_UNPLUG_BACKSTOP_NS - 1);
+	ck_assert(F.q.plugged);
+	fake_advance_to(&F, T0 + 3 * delay + QUEUE_UNPLUG_BACKSTOP_NS);
+	ck_assert(!F.q.plugged);
+	ck_assert_uint_eq(F.nexec, 2);
+	ck_assert_uint_eq(snap().s.unplugs[UNPLUG_TIMER], 2);
+	/* Other threads' plugs keep the exact timer. */
+	queue_set_unplugs_idle(false);
+	fake_set_now(&F, T0 + 4 * delay + QUEUE_UNPLUG_BACKSTOP_NS);
+	submit(&F, &b[3], BIO_OP_WRITE, 128 * KiB, 4 * KiB);
+	ck_assert_int_eq(fake_advance_to(&F, T0 + 5 * delay + QUEUE_UNPLUG_BACKSTOP_NS), 1);
+	ck_assert(!F.q.plugged);
+	assert_all_done_once(b, 4);
+	fake_stop(&F);
+}
+END_TEST
+
 START_TEST(test_replug_restarts_unplug_delay)
 {
 	struct tbio b[2];
@@ -1388,6 +1428,7 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_unplug_size_single_bio);
 	tcase_add_test(tc, test_unplug_timer);
 	tcase_add_test(tc, test_replug_restarts_unplug_delay);
+	tcase_add_test(tc, test_unplug_idle_thread);
 	tcase_add_test(tc, test_unplug_flush);
 	tcase_add_test(tc, test_flush_on_idle_queue_does_not_plug);
 	tcase_add_test(tc, test_plug_off_never_plugs);
