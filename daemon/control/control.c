@@ -269,21 +269,34 @@ struct ctl_file {
 static pthread_mutex_t ctl_files_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ctl_file ctl_files = { .prev = &ctl_files, .next = &ctl_files };
 
+static void ctl_file_destroy(struct ctl_file *cf)
+{
+	free(cf->out.buf);
+	pthread_mutex_destroy(&cf->lock);
+	free(cf);
+}
+
 static void ctl_file_free(struct ctl_file *cf)
 {
 	pthread_mutex_lock(&ctl_files_lock);
 	cf->prev->next = cf->next;
 	cf->next->prev = cf->prev;
 	pthread_mutex_unlock(&ctl_files_lock);
-	free(cf->out.buf);
-	pthread_mutex_destroy(&cf->lock);
-	free(cf);
+	ctl_file_destroy(cf);
 }
 
 void control_file_free_all(void)
 {
-	while (ctl_files.next != &ctl_files)
-		ctl_file_free(ctl_files.next);
+	struct ctl_file *cf, *next;
+
+	pthread_mutex_lock(&ctl_files_lock);
+	cf = ctl_files.next;
+	ctl_files.next = ctl_files.prev = &ctl_files;
+	pthread_mutex_unlock(&ctl_files_lock);
+	for (; cf != &ctl_files; cf = next) {
+		next = cf->next;
+		ctl_file_destroy(cf);
+	}
 }
 
 void control_file_open(fuse_req_t req, struct fuse_file_info *fi)

@@ -186,6 +186,15 @@ void statfile_release(fuse_req_t req, struct fuse_file_info *fi)
 
 void statfile_free_all(void)
 {
-	while (snap_list.next != &snap_list)
-		snap_put(snap_list.next, true);
+	struct snap_buf *sb, *next;
+
+	pthread_mutex_lock(&snap_lock);
+	sb = snap_list.next;
+	snap_list.next = snap_list.prev = &snap_list;
+	pthread_mutex_unlock(&snap_lock);
+	/* No FUSE thread runs: the open's is the only reference left. */
+	for (; sb != &snap_list; sb = next) {
+		next = sb->next;
+		free(sb);
+	}
 }
