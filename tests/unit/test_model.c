@@ -2302,8 +2302,8 @@ static int model_main(int argc, char **argv)
 	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", known-defect checks on: %s\n",
 	       n, base, cks);
 	fflush(stdout);
-	if (n >= 100000)
-		progress_every = 50000;
+	if (n >= 20000)
+		progress_every = 10000;
 	t0 = now_s();
 	at = run_many(base, n, checks, SEQ_STEPS, do_shrink, &ran);
 	printf("model: %" PRIu64 " sequences in %.1f s (%.0f per second)%s\n", ran,
