@@ -76,8 +76,11 @@ true_within() {
 	"$@"
 }
 
-# pid_gone PID: whether PID has ended.
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+# pid_gone PID: whether PID has ended (a zombie has: only its reaping is left).
+pid_gone() {
+	kill -0 "$1" 2>/dev/null || return 0
+	[ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
 
 # pid_gone_within SECONDS PID: whether PID has ended within SECONDS.
 pid_gone_within() { true_within "$1" pid_gone "$2"; }

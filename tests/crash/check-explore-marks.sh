@@ -118,18 +118,7 @@ assert_eq "$rc" 1 "explore's status with a checker that hangs on state 0"
 assert_eq "$(jq -c '[.failures[] | .timed_out]' "$T/to.json")" "[true]" \
 	"the states that timed out"
 assert_eq "$(jq .checked "$T/to.json")" "$(jq .planned "$T/to.json")" "states checked"
-# gone PID: whether PID has ended within 5 s (a killed process may linger a moment as a
-# zombie until its new parent reaps it).
-gone() {
-	local _
-	for _ in $(seq 50); do
-		[ -e "/proc/$1" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] ||
-			return 0
-		sleep 0.1
-	done
-	return 1
-}
-gone "$(cat "$T/hang.pid")" || fail "the hung checker's child outlived it"
+pid_gone_within 5 "$(cat "$T/hang.pid")" || fail "the hung checker's child outlived it"
 rmdir "$T/hung"
 "$PLUGDISK" explore -j 2 --budget 6 --timeout 2s "$T/honour.log" "$T/base.img" -- \
 	"$T/hang.sh" | grep -q "timed out after 2 s" || fail "the text report does not say timed out"
@@ -148,7 +137,7 @@ explore_json "$T/leave.json" --budget 4 "$T/honour.log" "$T/base.img" -- "$T/lea
 assert_eq "$EXPLORE_RC" 0 "explore's status with a checker that leaves a child"
 assert_eq "$(wc -l <"$T/left.pids")" 4 "checkers run"
 for p in $(cat "$T/left.pids"); do
-	gone "$p" || fail "a child a checker left behind ($p) outlived it"
+	pid_gone_within 5 "$p" || fail "a child a checker left behind ($p) outlived it"
 done
 
 # A stop (SIGINT) ends a checker that ignores SIGTERM, and explore exits (3: interrupted).
@@ -165,11 +154,11 @@ xpid=$!
 for _ in $(seq 100); do [ -s "$T/deaf.pid" ] && break; sleep 0.1; done
 [ -s "$T/deaf.pid" ] || fail "the checker did not start"
 kill -INT "$xpid"
-gone "$xpid" || { kill -KILL "$xpid" "$(cat "$T/deaf.pid")"; fail "explore did not stop"; }
+pid_gone_within 5 "$xpid" || { kill -KILL "$xpid" "$(cat "$T/deaf.pid")"; fail "explore did not stop"; }
 rc=0
 wait "$xpid" || rc=$?
 assert_eq "$rc" 3 "explore's status when interrupted"
-gone "$(cat "$T/deaf.pid")" || fail "the checker that ignores SIGTERM outlived explore"
+pid_gone_within 5 "$(cat "$T/deaf.pid")" || fail "the checker that ignores SIGTERM outlived explore"
 
 # Marks need the write log.
 pd_start -s 16M --set cache.mode=writeback
