@@ -64,6 +64,7 @@ struct pd_config {
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: readahead, 0 = the kernel's */
+	uint32_t mount_max_background;	/* mount.max_background: 0 = auto (fuse/background.c) */
 	struct conf_io_uring_params io_uring;	/* mount.io_uring*: conf/keys/uring_keys.c */
 	char *profile;		/* profile: the device profile applied, "" = none */
 	struct queue_params queue;

@@ -67,6 +67,11 @@ struct pd {
 	uint64_t init_unique;		/* atomic: FUSE_INIT's unique, 0 before it */
 	uint64_t init_offers;		/* atomic: the kernel's FUSE_INIT flags (both words) */
 	bool dio_may_mmap;		/* atomic: FUSE_DIRECT_IO_ALLOW_MMAP accepted */
+	/* The kernel's background limit (daemon/fuse/background.c), under its bg_lock. */
+	unsigned int bg_max;		/* bg_lock: FUSE_INIT's max_background, 0 before */
+	unsigned int bg_now;		/* bg_lock: the limit in force */
+	uint32_t bg_conf;		/* bg_lock: mount.max_background, 0 = auto */
+	bool bg_logged;			/* bg_lock: a failed change was logged */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).
 	 * Lock order: independent of the queue's locks; never held across I/O. */

@@ -24,6 +24,7 @@
 #include "core/util/barrier.h"
 #include "core/backend/backend_nbd.h"
 #include "core/util/log.h"
+#include "daemon/fuse/background.h"
 #include "daemon/fuse/bdi.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
@@ -121,6 +122,7 @@ static int pd_mount(struct pd *pd)
 	}
 	pd->mount_dev = st.st_dev; /* a file's device is its mount's */
 	pd_bdi_set_read_ahead(pd->mount_dev, pd->cfg.mount_read_ahead_kb);
+	pd_background_configure(pd, pd->cfg.mount_max_background);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "core/util/log.h"
 #include "daemon/control/cache_ctl.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse/background.h"
 #include "daemon/fuse/bdi.h"
 #include "daemon/reload.h"
 
@@ -156,6 +157,8 @@ void pd_reload(struct pd *pd)
 	pd->cfg.ctrl = nc.ctrl;
 	pd->cfg.ctrl.workers = pd->ctrl.pool.nr_threads;
 	pd_reload_chain(pd, &nc);
+	pd->cfg.mount_max_background = nc.mount_max_background;
+	pd_background_configure(pd, nc.mount_max_background);
 	conf_free(&nc);
 	log_info("reloaded %s", pd->config_file ? pd->config_file : "(no config file)");
 	pd_notify_status(pd, "READY=1\n");

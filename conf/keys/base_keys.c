@@ -44,6 +44,9 @@ static const struct conf_key mount_keys[] = {
 	CONF_KEY("mount.read_ahead_kb", CONF_U32, mount_read_ahead_kb, 0, 65536, 0, 0,
 		 "readahead of buffered reads of disk, KiB; 0 = the kernel's default (a reload "
 		 "applies a new non-zero value to files opened after it)"),
+	CONF_KEY("mount.max_background", CONF_U32, mount_max_background, 0, 65535, 0, 0,
+		 "asynchronous FUSE requests the kernel sends before it holds more back; 0 = auto "
+		 "(12 while nothing in plugdisk holds requests, else the transport's most)"),
 };
 
 static void mount_defaults(struct pd_config *c)
@@ -53,6 +56,7 @@ static void mount_defaults(struct pd_config *c)
 	c->mount_allow_other = false;
 	c->mount_threads = CONF_DEFAULT_THREADS;
 	c->mount_read_ahead_kb = CONF_DEFAULT_READ_AHEAD_KB;
+	c->mount_max_background = 0;
 }
 
 const struct conf_table conf_mount_table = CONF_TABLE(mount_keys, mount_defaults, NULL);

@@ -263,6 +263,11 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->host_starts = c->host_starts;
 }
 
+bool ctrl_may_hold(const struct ctrl *c)
+{
+	return latency_is_on(&c->p) || rate_is_limited(&c->rate);
+}
+
 void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now)
 {
 	bool timed = rq->deadline_ns != rq->dispatch_ns;

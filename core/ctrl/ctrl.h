@@ -112,6 +112,10 @@ typedef bool (*ctrl_inline_fn)(void *arg);
 /* Set the calling thread's inline hook (NULL: always hand work to the workers). */
 void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg);
 
+/* Whether the controller may keep a request beyond its backing I/O: a service latency or
+ * a rate limit. q->lock held. */
+bool ctrl_may_hold(const struct ctrl *c);
+
 /* Free @rq's slot. q->lock held. */
 void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now);
 

@@ -373,6 +373,16 @@ unsigned int fault_nr_held(struct fault_set *fs)
 	return n;
 }
 
+bool fault_any(struct fault_set *fs)
+{
+	bool any;
+
+	pthread_mutex_lock(&fs->lock);
+	any = fs->list != NULL;
+	pthread_mutex_unlock(&fs->lock);
+	return any;
+}
+
 /* ---- listing and counters ---- */
 
 int fault_list(struct fault_set *fs, fault_line_fn fn, void *arg)

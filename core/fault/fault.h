@@ -141,6 +141,9 @@ int fault_release(struct fault_set *fs, unsigned int id);
 /* Requests stalled now. */
 unsigned int fault_nr_held(struct fault_set *fs);
 
+/* Whether any fault is in force (configured or added). */
+bool fault_any(struct fault_set *fs);
+
 /* Extra service latency for @rq, admitted at @now: the sum over the latency faults that
  * fire. q->lock held (the controller calls it from ctrl_admit()). */
 uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq);

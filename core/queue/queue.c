@@ -602,6 +602,16 @@ unsigned int queue_abort(struct queue *q, int error)
 	return nbios;
 }
 
+bool queue_may_hold(struct queue *q)
+{
+	bool hold;
+
+	pthread_mutex_lock(&q->lock);
+	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold(q->ctrl);
+	pthread_mutex_unlock(&q->lock);
+	return hold;
+}
+
 bool queue_is_idle(struct queue *q)
 {
 	bool idle;

@@ -212,6 +212,7 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "fuse_parked", ss->parked);
 	kv(&o, "fuse_parks", ss->parks);
 	kv(&o, "fuse_parked_peak", ss->parked_peak);
+	kv(&o, "fuse_max_background", ss->max_background);
 
 	put(&o, "\n# plugging, stop and start\n");
 	kv(&o, "plugs", s->plugs);

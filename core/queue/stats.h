@@ -111,6 +111,7 @@ struct stats_snapshot {
 	uint64_t parked;		/* classic: requests parked by the last free thread now */
 	uint64_t parks;			/* classic: requests ever parked */
 	uint64_t parked_peak;		/* classic: most requests parked at once */
+	uint32_t max_background;	/* the kernel's background limit in force */
 	struct fault_stats faults;	/* zero when no fault set is attached */
 };
 

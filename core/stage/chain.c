@@ -16,6 +16,11 @@ static uint64_t faults_admit_ns(void *self, const struct request *rq)
 	return fault_latency_ns(self, rq);
 }
 
+static bool faults_may_hold(void *self)
+{
+	return fault_any(self);
+}
+
 static void faults_stop(void *self)
 {
 	unsigned int held = fault_nr_held(self);
@@ -52,6 +57,7 @@ static const struct stage_ops faults_ops = {
 	.name = "faults",
 	.exec = fault_exec,
 	.admit_ns = faults_admit_ns,
+	.may_hold = faults_may_hold,
 	.stop = faults_stop,
 	.reconfigure = faults_reconfigure,
 	.snapshot = faults_snapshot,
@@ -351,6 +357,14 @@ void chain_snapshot(struct chain *ch, struct stats_snapshot *ss)
 	for (unsigned int i = 0; i < ch->n; i++)
 		if (ch->st[i].ops->snapshot)
 			ch->st[i].ops->snapshot(ch->st[i].self, ss);
+}
+
+bool chain_may_hold(struct chain *ch)
+{
+	for (unsigned int i = 0; i < ch->n; i++)
+		if (ch->st[i].ops->may_hold && ch->st[i].ops->may_hold(ch->st[i].self))
+			return true;
+	return false;
 }
 
 void chain_stats_reset(struct chain *ch)

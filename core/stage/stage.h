@@ -20,6 +20,9 @@
  *                fault): the command holds its slot for longer. Called with the queue's lock
  *                held: it may take only the stage's own lock, briefly, and never calls into
  *                the queue or another stage.
+ *   may_hold     Whether the stage may keep a request longer than the stage below takes
+ *                (a delay, a stall), so that the FUSE side lets enough requests in for it
+ *                (daemon/fuse/background.c). Any thread; the stage's own lock at most.
  *   freeze       After 0: every write this stage acknowledged is in the stage below, and it
  *                sends nothing more down until thaw (reads are still served). The caller has
  *                stopped the queue above first. -errno: the write-out failed; the caller
@@ -45,6 +48,7 @@
 #ifndef PLUGDISK_STAGE_H
 #define PLUGDISK_STAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,6 +61,7 @@ struct stage_ops {
 	const char *name;	/* "cache", "faults", "file", "nbd", ...: for logs and tests */
 	int (*exec)(void *self, struct request *rq);
 	uint64_t (*admit_ns)(void *self, const struct request *rq);
+	bool (*may_hold)(void *self);
 	int (*freeze)(void *self);
 	void (*thaw)(void *self);
 	int (*powercut)(void *self, int mode, uint64_t seed, const char *why);

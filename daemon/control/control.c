@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/util/log.h"
+#include "daemon/fuse/background.h"
 #include "daemon/control/cache_ctl.h"
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
@@ -219,6 +220,8 @@ static int control_run_line(struct pd *pd, const char *line, size_t len, struct 
 		if (strcmp(argv[0], ctl_cmds[i].name))
 			continue;
 		ret = ctl_cmds[i].run(pd, argc, argv, out);
+		/* A stop, a fault, a release may change whether anything holds requests. */
+		pd_background_update(pd);
 		if (ret)
 			goto bad;
 		return 0;

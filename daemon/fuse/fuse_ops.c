@@ -16,6 +16,7 @@
 #include "core/util/barrier.h"
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse/background.h"
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
@@ -76,6 +77,8 @@ static void pd_init(void *userdata, struct fuse_conn_info *conn)
 	if (pd_uring_max_background(pd))
 		conn->max_background = pd_uring_max_background(pd);
 	conn->congestion_threshold = conn->max_background * 3 / 4;
+	/* Lowered once the mount answers, while nothing holds requests (background.c). */
+	pd_background_init(pd, conn->max_background);
 	conn->want |= FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/* Requests are read into memory, where a large write's data stays (pd_write_buf). With

@@ -19,6 +19,7 @@
 
 #include "daemon/control/cache_ctl.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse/background.h"
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
@@ -58,6 +59,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	ss->ring_requests = ui.requests;
 	ss->ring_commit_waits = ui.commit_waits;
 	pd_data_parked_info(pd, &ss->parked, &ss->parks, &ss->parked_peak);
+	ss->max_background = pd_background_now(pd);
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);

@@ -85,6 +85,9 @@ done
 # The pdu target (mount.io_uring = on) sets the kernel's enable_uring; cleanup puts it back.
 URING_PARAM=/sys/module/fuse/parameters/enable_uring
 URING_PARAM0=$(cat "$URING_PARAM" 2>/dev/null)
+# plugdisk sets its connection's background limit through fusectl (mount.max_background), as
+# on a machine whose systemd mounted it at boot; mounted here when it is not, undone at cleanup.
+FUSECTL=/sys/fs/fuse/connections FUSECTL_MOUNTED=0
 
 # ---- Scratch space and cleanup -------------------------------------------------------------
 # Everything lives under $W: a private tmpfs ($W/shm) holds the image, so that the backing
@@ -112,6 +115,7 @@ cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	mountpoint -q "$SHM" && umount "$SHM"
+	[ "$FUSECTL_MOUNTED" = 0 ] || umount "$FUSECTL"
 	[ -z "$URING_PARAM0" ] || [ "$(cat "$URING_PARAM")" = "$URING_PARAM0" ] ||
 		echo "$URING_PARAM0" >"$URING_PARAM"
 	if [ "$rc" = 0 ]; then rm -rf "$W"; else echo "bench: logs kept in $W" >&2; fi
@@ -126,6 +130,10 @@ case $SIZE in
 *) shm_mb=8192 ;;
 esac
 mount -t tmpfs -o size=${shm_mb}M,mode=0700 plugdisk-bench "$SHM" || die "cannot mount tmpfs on $SHM"
+if ! mountpoint -q "$FUSECTL"; then
+	mount -t fusectl none "$FUSECTL" || die "cannot mount fusectl on $FUSECTL"
+	FUSECTL_MOUNTED=1
+fi
 
 # ---- Small helpers ---------------------------------------------------------------------------
 
