@@ -296,11 +296,10 @@ void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 	c->p.workers = workers;
 }
 
-/* The backing I/O of @rq has finished: complete it now, or at its deadline. */
-static void ctrl_io_done(struct ctrl *c, struct request *rq)
+/* The backing I/O of @rq has finished, at @now: complete it now, or at its deadline. */
+static void ctrl_io_done(struct ctrl *c, struct request *rq, uint64_t now)
 {
 	if (rq->deadline_ns > rq->dispatch_ns) {
-		uint64_t now = queue_now(rq->queue);
 		uint64_t end = rq->deadline_ns + rq->absorbed_ns; /* the service's end */
 
 		/* The device frees the slot when its service ends, however late the timer and
@@ -319,7 +318,7 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq)
 			return;
 		}
 	}
-	queue_complete(rq->queue, rq);
+	queue_complete_at(rq->queue, rq, now);
 }
 
 /* An asynchronous stage ended @rq's backing I/O (core/stage/io.h). */
@@ -328,7 +327,7 @@ static void ctrl_rq_io_done(struct request *rq, int error)
 	struct ctrl *c = rq->io_done_arg;
 
 	rq->error = error;
-	ctrl_io_done(c, rq);
+	ctrl_io_done(c, rq, queue_now(rq->queue));
 }
 
 /* An inline request whose backing I/O took longer than this hands the rest of its list to
@@ -346,7 +345,7 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * first slow I/O; one of 100 us at its third. */
 static bool ctrl_exec(struct ctrl *c, struct request *rq)
 {
-	uint64_t t0 = queue_now(rq->queue), t, avg;
+	uint64_t t0 = queue_now(rq->queue), t1, t, avg;
 	bool slow;
 	int ret;
 
@@ -356,12 +355,13 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 	if (ret == IO_ASYNC)
 		return false; /* started: the stage ends it through ctrl_rq_io_done() */
 	rq->error = ret;
-	t = queue_now(rq->queue) - t0;
+	t1 = queue_now(rq->queue);
+	t = t1 - t0;
 	avg = READ_ONCE(c->exec_avg_ns);
 	avg = avg - avg / 8 + t / 8;
 	WRITE_ONCE(c->exec_avg_ns, avg);
 	slow = t > CTRL_INLINE_SLOW_NS && avg > CTRL_INLINE_SLOW_NS;
-	ctrl_io_done(c, rq);
+	ctrl_io_done(c, rq, t1);
 	return slow;
 }
 

@@ -108,6 +108,9 @@ void queue_set_unplugs_idle(bool on);
  * for slots, dispatches, then ends every bio of @rq. Call without q->lock. */
 void queue_complete(struct queue *q, struct request *rq);
 
+/* queue_complete() at @now, a time on the queue's clock the caller has just read. */
+void queue_complete_at(struct queue *q, struct request *rq, uint64_t now);
+
 /* Wait until nothing is queued or in flight (unplugging first). Call without q->lock. */
 void queue_drain(struct queue *q);
 

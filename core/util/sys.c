@@ -14,9 +14,25 @@ static int libc_ioctl(int fd, unsigned long request, void *arg)
 	return ioctl(fd, request, arg);
 }
 
+/* One buffer, the common case (a 4 KiB request of one bio), goes by pread and pwrite: the
+ * kernel then copies no iovec array in. */
+static ssize_t libc_preadv(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+	if (iovcnt == 1)
+		return pread(fd, iov->iov_base, iov->iov_len, offset);
+	return preadv(fd, iov, iovcnt, offset);
+}
+
+static ssize_t libc_pwritev(int fd, const struct iovec *iov, int iovcnt, off_t offset)
+{
+	if (iovcnt == 1)
+		return pwrite(fd, iov->iov_base, iov->iov_len, offset);
+	return pwritev(fd, iov, iovcnt, offset);
+}
+
 const struct sys_ops sys_ops_libc = {
-	.preadv = preadv,
-	.pwritev = pwritev,
+	.preadv = libc_preadv,
+	.pwritev = libc_pwritev,
 	.fallocate = fallocate,
 	.fdatasync = fdatasync,
 	.ioctl = libc_ioctl,

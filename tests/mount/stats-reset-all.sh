@@ -19,7 +19,7 @@ is_state() {
 		queued_bytes | in_flight | queue_depth | bucket_* | limit_* | queue_plug | \
 		queue_unplug_threshold | queue_unplug_delay_us | queue_nomerges | \
 		queue_max_request_size_bytes | queue_nr_requests | fuse_transport | fuse_ring_queues | \
-		fuse_ring_depth | cache_writeback | cache_powered | \
+		fuse_ring_depth | fuse_max_background | cache_writeback | cache_powered | \
 		cache_size_bytes | cache_dirty_* | cache_destage_rate_bytes | cache_epoch | \
 		cache_durable_epoch) return 0 ;;
 	# Counted as requests arrive: the reads of stats that check the reset are requests.
