@@ -342,20 +342,25 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * blocks, and handing the rest of the list to workers then only adds their wake-ups: on a
  * 2-CPU machine at iodepth 32 it cost a third of the 4 KiB reads. A store that blocks for
  * about 250 us or more (a page-cache miss on a disk) lifts the average over the bound at its
- * first slow I/O; one of 100 us at its third. */
-static bool ctrl_exec(struct ctrl *c, struct request *rq)
+ * first slow I/O; one of 100 us at its third.
+ * *@clock: when not 0, the time the I/O starts at, read by the caller (the end of the request
+ * it ran before: clock reads cost here as much as the rest of the queue); set to the time the
+ * I/O ended, or 0 when it runs on. */
+static bool ctrl_exec(struct ctrl *c, struct request *rq, uint64_t *clock)
 {
-	uint64_t t0 = queue_now(rq->queue), t1, t, avg;
+	uint64_t t0 = *clock ? *clock : queue_now(rq->queue), t1, t, avg;
 	bool slow;
 	int ret;
 
 	rq->io_done = ctrl_rq_io_done;
 	rq->io_done_arg = c;
 	ret = c->exec(c->exec_arg, rq);
+	*clock = 0;
 	if (ret == IO_ASYNC)
 		return false; /* started: the stage ends it through ctrl_rq_io_done() */
 	rq->error = ret;
 	t1 = queue_now(rq->queue);
+	*clock = t1;
 	t = t1 - t0;
 	avg = READ_ONCE(c->exec_avg_ns);
 	avg = avg - avg / 8 + t / 8;
@@ -368,7 +373,9 @@ static bool ctrl_exec(struct ctrl *c, struct request *rq)
 /* A pool thread runs one request. */
 static void ctrl_worker_run(void *arg, struct request *rq)
 {
-	ctrl_exec(arg, rq);
+	uint64_t clock = 0;
+
+	ctrl_exec(arg, rq, &clock);
 }
 
 /* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
@@ -405,7 +412,9 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 
 		defer = rq->work_next;
 		rq->work_next = NULL;
-		ctrl_exec(c, rq);
+		uint64_t clock = 0;
+
+		ctrl_exec(c, rq, &clock);
 	}
 	tls_in_inline = false;
 }
@@ -413,6 +422,7 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 void ctrl_issue(struct ctrl *c, struct request *list)
 {
 	struct request *mine;
+	uint64_t clock = 0;
 
 	if (!list)
 		return;
@@ -444,7 +454,7 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 		mine = list;
 		list = list->work_next;
 		mine->work_next = NULL;
-		if (ctrl_exec(c, mine) && list) {
+		if (ctrl_exec(c, mine, &clock) && list) {
 			pool_queue(&c->pool, list, 0);
 			break;
 		}

@@ -313,11 +313,19 @@ static void queue_append(struct queue *q, struct request *rq, uint64_t now)
 		q->last_merge = rq; /* nomerges=1's one hit: the request of the latest bio */
 }
 
+/* The time of the calling thread's burst of submissions, 0 outside one (queue_burst()). */
+static __thread uint64_t tls_burst_ns;
+
+void queue_burst(uint64_t now)
+{
+	tls_burst_ns = now;
+}
+
 /* Submit @bio; with @may_wait, wait while queue.nr_requests requests are queued. */
 static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 {
 	struct request *list = NULL, *rq;
-	uint64_t now = queue_now(q);
+	uint64_t now = tls_burst_ns && !q->clock ? tls_burst_ns : queue_now(q);
 
 	bio->submit_ns = now;
 	bio->next = NULL;
@@ -330,6 +338,7 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 		/* Request depletion: let the queue drain, then try again. */
 		__queue_unplug(q, UNPLUG_THRESHOLD, now);
 		__queue_run(q, now, &list);
+		tls_burst_ns = 0; /* time passes from here */
 		if (list) {
 			pthread_mutex_unlock(&q->lock);
 			ctrl_issue(q->ctrl, list);
@@ -371,6 +380,8 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 	}
 	__queue_run(q, now, &list);
 	pthread_mutex_unlock(&q->lock);
+	if (list)
+		tls_burst_ns = 0; /* its I/O may run in this thread: time passes */
 	ctrl_issue(q->ctrl, list);
 }
 

@@ -88,6 +88,13 @@ void queue_submit(struct queue *q, struct bio *bio);
  * inline) that submits a follow-up bio, which must not wait for the completions it runs. */
 void queue_submit_nowait(struct queue *q, struct bio *bio);
 
+/* The calling thread starts a burst of submissions, all taken in at @now (a FUSE ring thread
+ * woken with several requests): they are stamped @now instead of each reading the clock,
+ * which costs here about as much as the rest of a submission. The burst ends with
+ * queue_burst(0), and by itself as soon as the thread runs or waits for anything (I/O run
+ * inline, a full queue). Ignored on a queue with its own clock (unit tests). */
+void queue_burst(uint64_t now);
+
 /* The submitter has nothing more to submit right now: unplug, as the block layer flushes a
  * task's plug when it sleeps. Cheap when not plugged. Call without q->lock. */
 void queue_unplug_idle(struct queue *q);

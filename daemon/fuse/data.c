@@ -82,6 +82,7 @@ static void pd_end_io(struct bio *bio, int error)
 		pd_fua_flush(io);
 		return;
 	}
+	pd_uring_reply_hint(io->ring_slot);
 	if (io->fanout)
 		pd_fanout_end(io->fanout, error);
 	else if (error)
@@ -164,8 +165,10 @@ static struct pd_io *pd_io_new_ring(struct pd *pd, fuse_req_t req, enum bio_op o
 {
 	struct pd_io *io = pd_io_new(pd, req, op, off, (uint32_t)len, 0);
 
-	if (io)
+	if (io) {
 		pd_io_set_data(io, buf, len);
+		io->ring_slot = pd_uring_slot();
+	}
 	return io;
 }
 

@@ -54,6 +54,14 @@ unsigned int pd_uring_max_background(struct pd *pd);
  * a read reads into it and a write's data stays in it, with no copy. */
 void *pd_uring_payload(size_t *cap);
 
+/* The entry the calling ring thread is handing to libfuse, as a slot for
+ * pd_uring_reply_hint(): its index + 1, or 0 when there is none. */
+unsigned int pd_uring_slot(void);
+
+/* The next reply this thread sends is most likely for the request in @slot (0: no idea):
+ * the reply then finds its entry without a search. */
+void pd_uring_reply_hint(unsigned int slot);
+
 /* Fill @info (any thread). */
 void pd_uring_info(struct pd *pd, struct pd_uring_info *info);
 

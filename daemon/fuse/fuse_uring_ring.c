@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "core/util/barrier.h"
+#include "core/util/clock.h"
 #include "core/util/log.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
@@ -102,7 +103,12 @@ static int ring_prep(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 	}
 	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command area follows */
 	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = q->u->fd;
+	if (q->fixed_fd) {
+		sqe->fd = 0;
+		sqe->flags |= IOSQE_FIXED_FILE;
+	} else {
+		sqe->fd = q->u->fd;
+	}
 	sqe->cmd_op = cmd;
 	sqe->user_data = (uint64_t)(uintptr_t)e;
 	if (cmd == PD_FUSE_IO_URING_CMD_REGISTER) {
@@ -237,14 +243,34 @@ static size_t iov_total(const struct iovec *iov, int count)
 	return len;
 }
 
+/* The slot pd_uring_reply_hint() gave for this thread's next reply, 0 if none. */
+static __thread unsigned int tls_reply_slot;
+
+void pd_uring_reply_hint(unsigned int slot)
+{
+	tls_reply_slot = slot;
+}
+
 /* Claim the entry that holds the request @unique: its index, or -1 if no entry holds it.
- * A ring thread looks at its own queue's entries first: it sends the replies of the requests
+ * The hinted entry first (the disk's reads and writes say where their request is); else a
+ * ring thread looks at its own queue's entries first: it sends the replies of the requests
  * it ran inline, and the other queues' part of held[] is written by their threads, so that
  * reading it costs a cache miss per line. */
 static long ring_claim(struct pd_uring *u, uint64_t unique)
 {
 	unsigned int n = u->nr_queues * u->depth;
 	unsigned int first = tls_ring_q ? tls_ring_q->qid * u->depth : 0;
+	unsigned int hint = tls_reply_slot;
+
+	tls_reply_slot = 0;
+	if (hint && hint <= n) {
+		unsigned int i = hint - 1;
+		uint64_t v = unique;
+
+		/* Pairs with the release in ring_handle(), as below. */
+		if (READ_ONCE(u->held[i]) == unique && cmpxchg_acquire(u->held[i], v, 0))
+			return (long)i;
+	}
 
 	for (unsigned int k = 0; k < n; k++) {
 		unsigned int i = first + k < n ? first + k : first + k - n;
@@ -373,6 +399,13 @@ void *pd_uring_payload(size_t *cap)
 	return e->buf + RING_ROOM;
 }
 
+unsigned int pd_uring_slot(void)
+{
+	struct ring_ent *e = tls_ring_ent;
+
+	return e ? e->idx + 1 : 0;
+}
+
 unsigned int pd_uring_max_background(struct pd *pd)
 {
 	struct pd_uring *u = pd->uring;
@@ -494,6 +527,7 @@ static void ring_loop(struct ring_queue *q)
 		ring_commit_replies(q);
 		if (io_uring_peek_cqe(&q->ring, &cqe)) {
 			/* The ring delivered nothing more: flush the plug before sleeping. */
+			queue_burst(0);
 			if (queue_needs_unplug(&pd->q))
 				queue_unplug_idle(&pd->q);
 			/* Replies the unplug's inline I/O left for us. */
@@ -511,6 +545,9 @@ static void ring_loop(struct ring_queue *q)
 			}
 			if (io_uring_peek_cqe(&q->ring, &cqe))
 				continue;
+			/* Woken: what the ring delivered came in now, stamped with one clock
+			 * read (queue_burst()). */
+			queue_burst(clock_now_ns());
 		}
 		res = cqe->res;
 		e = (struct ring_ent *)(uintptr_t)cqe->user_data;
