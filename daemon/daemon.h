@@ -71,6 +71,7 @@ struct pd {
 	unsigned int bg_max;		/* bg_lock: FUSE_INIT's max_background, 0 before */
 	unsigned int bg_now;		/* bg_lock: the limit in force */
 	uint32_t bg_conf;		/* bg_lock: mount.max_background, 0 = auto */
+	bool bg_ring;			/* bg_lock: on FUSE over io_uring (auto may lower it) */
 	bool bg_logged;			/* bg_lock: a failed change was logged */
 
 	/* Attributes of the files that users may change (chmod, chown, touch).

@@ -46,7 +46,8 @@ static const struct conf_key mount_keys[] = {
 		 "applies a new non-zero value to files opened after it)"),
 	CONF_KEY("mount.max_background", CONF_U32, mount_max_background, 0, 65535, 0, 0,
 		 "asynchronous FUSE requests the kernel sends before it holds more back; 0 = auto "
-		 "(12 while nothing in plugdisk holds requests, else the transport's most)"),
+		 "(on io_uring 12 while nothing in plugdisk holds requests, else the transport's "
+		 "most)"),
 };
 
 static void mount_defaults(struct pd_config *c)

@@ -9,15 +9,17 @@
  * context switches per 4 KiB I/O at iodepth 32 with a limit of 48). At a limit below what
  * the host keeps in flight, the worker waits in FUSE for a free place instead, and the
  * requests that come meanwhile queue behind it; a batch of replies lets it send a batch
- * (0.10 switches per I/O at a limit of 12), and a fast disk runs 1.5 times as many 4 KiB
- * I/Os. passthrough_hp gets the kernel's default of 12, and drops as low with 48.
+ * (0.10 switches per I/O at a limit of 12), and a fast disk runs 1.3-1.6 times as many 4 KiB
+ * I/Os (doc/benchmarks.md).
  *
  * An emulated device needs the opposite: a service latency, a rate limit, a fault or a hold
  * by hand keeps requests in plugdisk, and a device of queue_depth slots, or a queue that
  * merges while stopped, must see every request the host sends. So auto (mount.max_background
  * = 0) gives the kernel's default while nothing may hold requests (queue_may_hold(),
  * chain_may_hold()), and the transport's most (what FUSE_INIT said) while something may. It
- * is looked at again after each control command and reload.
+ * is looked at again after each control command and reload. Only on FUSE over io_uring: the
+ * classic transport's receive threads do 0.88 times the loop device's I/O at 12 that they do
+ * at 256, whose limit stays.
  *
  * The knob needs root and fusectl mounted (systemd mounts it at boot); without them the
  * limit stays at FUSE_INIT's, which is correct and only slower, and that is said once.
@@ -77,7 +79,7 @@ static void bg_apply(struct pd *pd)
 		return; /* before FUSE_INIT, or before the mount answers */
 	if (pd->bg_conf)
 		want = pd->bg_conf < pd->bg_max ? pd->bg_conf : pd->bg_max;
-	else if (queue_may_hold(&pd->q) || chain_may_hold(&pd->chain))
+	else if (!pd->bg_ring || queue_may_hold(&pd->q) || chain_may_hold(&pd->chain))
 		want = pd->bg_max;
 	else
 		want = PD_BACKGROUND_IDLE < pd->bg_max ? PD_BACKGROUND_IDLE : pd->bg_max;
@@ -85,10 +87,11 @@ static void bg_apply(struct pd *pd)
 		pd->bg_now = want;
 }
 
-void pd_background_init(struct pd *pd, unsigned int max)
+void pd_background_init(struct pd *pd, unsigned int max, bool ring)
 {
 	pthread_mutex_lock(&bg_lock);
 	pd->bg_max = pd->bg_now = max;
+	pd->bg_ring = ring;
 	pthread_mutex_unlock(&bg_lock);
 }
 

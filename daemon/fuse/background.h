@@ -3,6 +3,7 @@
 #ifndef PLUGDISK_BACKGROUND_H
 #define PLUGDISK_BACKGROUND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct pd;
@@ -10,8 +11,9 @@ struct pd;
 /* The kernel's own default, what auto gives while nothing in plugdisk holds requests. */
 #define PD_BACKGROUND_IDLE 12u
 
-/* FUSE_INIT answered the kernel with @max background requests: the most ever set later. */
-void pd_background_init(struct pd *pd, unsigned int max);
+/* FUSE_INIT answered the kernel with @max background requests: the most ever set later.
+ * @ring: on FUSE over io_uring, where auto may lower it. */
+void pd_background_init(struct pd *pd, unsigned int max, bool ring);
 
 /* mount.max_background is @conf (0 = auto), at start and at each reload. Applies it. */
 void pd_background_configure(struct pd *pd, uint32_t conf);

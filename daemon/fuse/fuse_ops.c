@@ -66,6 +66,7 @@ static void fill_attr(struct pd *pd, fuse_ino_t ino, struct stat *st)
 static void pd_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct pd *pd = userdata;
+	unsigned int ring_bg = pd_uring_max_background(pd);
 
 	conn->max_write = PD_MAX_WRITE;
 	conn->max_read = 0;
@@ -74,11 +75,12 @@ static void pd_init(void *userdata, struct fuse_conn_info *conn)
 	 * loop device far below the controller's queue depth. */
 	conn->max_background = PD_MAX_BACKGROUND;
 	/* FUSE over io_uring: a queue's entries hold its requests until they are answered. */
-	if (pd_uring_max_background(pd))
-		conn->max_background = pd_uring_max_background(pd);
+	if (ring_bg)
+		conn->max_background = ring_bg;
 	conn->congestion_threshold = conn->max_background * 3 / 4;
-	/* Lowered once the mount answers, while nothing holds requests (background.c). */
-	pd_background_init(pd, conn->max_background);
+	/* On io_uring, lowered once the mount answers while nothing holds requests
+	 * (background.c). */
+	pd_background_init(pd, conn->max_background, ring_bg != 0);
 	conn->want |= FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ;
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 	/* Requests are read into memory, where a large write's data stays (pd_write_buf). With
