@@ -409,11 +409,10 @@ static void ctrl_run_here(struct ctrl *c, struct request *list)
 	defer = list;
 	while (defer) {
 		struct request *rq = defer;
+		uint64_t clock = 0;
 
 		defer = rq->work_next;
 		rq->work_next = NULL;
-		uint64_t clock = 0;
-
 		ctrl_exec(c, rq, &clock);
 	}
 	tls_in_inline = false;

@@ -447,6 +447,10 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 	fb.mem = start;
 	fb.size = in->len;
 	atomic_add_return_relaxed(u->requests, 1);
+	/* Only the disk's reads and writes are quick to take in: anything else (a control
+	 * command that waits, a flush) ends the burst of submissions (queue_burst()). */
+	if ((in->opcode != FUSE_READ && in->opcode != FUSE_WRITE) || in->nodeid != INO_DISK)
+		queue_burst(0);
 	/* Pairs with the acquire of the claim in ring_claim(). */
 	smp_store_release(u->held[e->idx], id);
 	tls_ring_ent = e;
