@@ -41,6 +41,7 @@
  * through here. Everything that changes state holds q->lock; bio completion callbacks and the
  * hand-off of requests to the backend run after it is dropped. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -418,11 +419,13 @@ void queue_unplug_idle(struct queue *q)
  * then its load of completing (see struct queue). */
 static void queue_put_completing(struct queue *q)
 {
+	atomic_add_return_mb(q->putting, 1);
 	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
 		pthread_mutex_lock(&q->lock);
 		pthread_cond_broadcast(&q->idle_wait);
 		pthread_mutex_unlock(&q->lock);
 	}
+	atomic_sub_return_mb(q->putting, 1); /* the last access to @q */
 }
 
 void queue_complete(struct queue *q, struct request *rq)
@@ -497,6 +500,11 @@ void queue_drain(struct queue *q)
 		pthread_cond_wait(&q->idle_wait, &q->lock);
 	atomic_sub_return_mb(q->drain_waiting, 1);
 	pthread_mutex_unlock(&q->lock);
+	/* The last completer may still be about to wake us (it saw drain_waiting after its
+	 * decrement): the caller may free the queue next, so wait until it is out. Brief: a
+	 * broadcast under the lock, which is free now. */
+	while (smp_load_mb(q->putting))
+		sched_yield();
 }
 
 /* q->lock held: one hold by hand has ended; dispatch when none is left. */

@@ -57,6 +57,10 @@ struct queue {
 	 * reads drain_waiting, so at least one of them sees the other. */
 	unsigned int completing;
 	int drain_waiting;		/* how many wait in queue_drain() or queue_freeze() */
+	/* Completers inside queue_put_completing() (atomic): raised before their decrement of
+	 * completing, dropped as their last access to the queue, so that queue_drain(), after
+	 * which the queue may be freed, returns only once none touches it any more. */
+	unsigned int putting;
 
 	struct timer_entry unplug_tmr;	/* the unplug delay */
 	struct timer_entry restart_tmr;	/* restart after a budget stop */
