@@ -20,6 +20,9 @@ struct backend;
 
 struct backend_ops {
 	const char *kind;	/* "file", "nbd": the stats file's `backend` comment */
+	/* Requests wait on a server (a network round trip): the FUSE side lets the most in
+	 * (chain_may_hold()). */
+	bool remote;
 	/* An I/O stage (core/stage/io.h): run @rq, return 0/-errno or IO_ASYNC. @be is the backend. */
 	int (*exec)(void *be, struct request *rq);
 	/* Make every completed write durable. 0 or -errno. May block. */

@@ -120,6 +120,7 @@ static size_t nbd_stats(struct backend *be, char *buf, size_t len)
 
 static const struct backend_ops nbd_ops = {
 	.kind = "nbd",
+	.remote = true,
 	.exec = nb_exec,
 	.sync = nb_sync,
 	.close = nbd_be_close,

@@ -143,9 +143,17 @@ static size_t backend_stats_lines(void *self, char *buf, size_t len)
 	return backend_stats(self, buf, len);
 }
 
+static bool backend_may_hold(void *self)
+{
+	const struct backend *be = self;
+
+	return be->ops->remote;
+}
+
 static const struct stage_ops backend_ops = {
 	.name = "backend",
 	.exec = backend_exec,
+	.may_hold = backend_may_hold,
 	.writeout = backend_writeout,
 	.stats = backend_stats_lines,
 };

@@ -107,8 +107,9 @@ size_t chain_stats(struct chain *ch, char *buf, size_t len);
 /* Fill the stages' part of @ss. */
 void chain_snapshot(struct chain *ch, struct stats_snapshot *ss);
 
-/* Whether a stage may keep a request beyond its backing I/O: a fault is in force (a delay,
- * a stall). The write cache answers at memory speed and holds nothing back. */
+/* Whether a stage may keep a request longer than a local store would: a fault is in force
+ * (a delay, a stall), or the backend is a server behind a network (NBD). The write cache
+ * answers at memory speed and holds nothing back. */
 bool chain_may_hold(struct chain *ch);
 
 /* Zero the stages' counters (their state stays). */

@@ -20,9 +20,10 @@
  *                fault): the command holds its slot for longer. Called with the queue's lock
  *                held: it may take only the stage's own lock, briefly, and never calls into
  *                the queue or another stage.
- *   may_hold     Whether the stage may keep a request longer than the stage below takes
- *                (a delay, a stall), so that the FUSE side lets enough requests in for it
- *                (daemon/fuse/background.c). Any thread; the stage's own lock at most.
+ *   may_hold     Whether the stage may keep a request longer than a local store would (a
+ *                delay, a stall, a server's round trip), so that the FUSE side lets enough
+ *                requests in for it (daemon/fuse/background.c). Any thread; the stage's own
+ *                lock at most.
  *   freeze       After 0: every write this stage acknowledged is in the stage below, and it
  *                sends nothing more down until thaw (reads are still served). The caller has
  *                stopped the queue above first. -errno: the write-out failed; the caller

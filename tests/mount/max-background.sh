@@ -5,10 +5,13 @@
 # stop, a fault, a service latency), looked at again after each control command and reload;
 # on the classic transport auto keeps the most. The limit is in force in the kernel: with 12,
 # a stopped queue sees exactly 12 of fio's 32 direct writes, with 13 exactly 13, and with auto
-# all 32. A fixed value stays whatever holds.
+# all 32. A fixed value stays whatever holds. An NBD backend, a server behind a network,
+# gets the most under auto.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nbd-lib.sh"
 require_fuse
 require_cmd fio
+require_nbd
 [ "$(id -u)" = 0 ] || skip "changing a FUSE connection's limit needs root"
 FUSECTL=/sys/fs/fuse/connections
 if [ -z "$(ls -A "$FUSECTL" 2>/dev/null)" ] && ! mountpoint -q "$FUSECTL"; then
@@ -74,4 +77,9 @@ for n in 12 13; do
 	expect_bg "$n" "fixed, after a stop"
 	pd_stop
 done
+
+nbdkit_start unix memory 64M
+pd_start -i "$NBD_URI"
+expect_bg "$MOST" "an NBD backend"
+pd_stop
 log "ok"

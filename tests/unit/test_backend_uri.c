@@ -160,7 +160,12 @@ static void fake_close(struct backend *be)
 	fake_closed++;
 }
 
-static const struct backend_ops fake_ops = { "fake", fake_exec, fake_sync, fake_close, NULL };
+static const struct backend_ops fake_ops = {
+	.kind = "fake",
+	.exec = fake_exec,
+	.sync = fake_sync,
+	.close = fake_close,
+};
 
 static struct request mkrq(enum bio_op op, uint64_t off, uint64_t len)
 {
