@@ -51,6 +51,41 @@ START_TEST(test_latency_per_op)
 }
 END_TEST
 
+/* What lets the kernel send the most background requests (daemon/fuse/background.c): a
+ * hold by hand, a service latency, a rate limit, a backing store over the inline bound on
+ * average (at the bound it is still a fast one); nothing of these, no hold. */
+START_TEST(test_may_hold)
+{
+	struct ctrl_params cp;
+
+	fake_setup(&F);
+	ck_assert(!queue_may_hold(&F.q));
+	queue_hold(&F.q, true);
+	ck_assert(queue_may_hold(&F.q));
+	queue_hold(&F.q, false);
+	queue_plug_hold(&F.q, true);
+	ck_assert(queue_may_hold(&F.q));
+	queue_plug_hold(&F.q, false);
+	ck_assert(!queue_may_hold(&F.q));
+	F.c.exec_avg_ns = 30 * US;
+	ck_assert(!queue_may_hold(&F.q));
+	F.c.exec_avg_ns = 30 * US + 1;
+	ck_assert(queue_may_hold(&F.q));
+	F.c.exec_avg_ns = 0;
+	cp = F.cp;
+	cp.latency_us = 100;
+	queue_reconfigure(&F.q, &F.qp, &cp);
+	ck_assert(queue_may_hold(&F.q));
+	cp = F.cp;
+	cp.iops = 1000;
+	queue_reconfigure(&F.q, &F.qp, &cp);
+	ck_assert(queue_may_hold(&F.q));
+	queue_reconfigure(&F.q, &F.qp, &F.cp);
+	ck_assert(!queue_may_hold(&F.q));
+	fake_stop(&F);
+}
+END_TEST
+
 START_TEST(test_slots_never_exceeded)
 {
 	enum { N = 300 };
@@ -673,6 +708,7 @@ static Suite *ctrl_suite(void)
 	tc = tcase_create("slots_latency");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_latency_per_op);
+	tcase_add_test(tc, test_may_hold);
 	tcase_add_test(tc, test_slots_never_exceeded);
 	tcase_add_test(tc, test_completion_exactly_at_deadline);
 	tcase_add_test(tc, test_completion_never_before_dispatch_plus_latency);
