@@ -389,8 +389,6 @@ int main(int argc, char **argv)
 		} else if (sig < 0) {
 			pd_notify_status(pd, "");
 			pd_fuse_trim_buffers(pd, true);
-			/* A backing store that turned slow, or fast again (background.c). */
-			pd_background_update(pd);
 		}
 	}
 	ret = pd_shutdown(pd, &sigs);

@@ -263,6 +263,11 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->host_starts = c->host_starts;
 }
 
+bool ctrl_may_hold(const struct ctrl *c)
+{
+	return latency_is_on(&c->p) || rate_is_limited(&c->rate);
+}
+
 void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now)
 {
 	bool timed = rq->deadline_ns != rq->dispatch_ns;
@@ -329,12 +334,6 @@ static void ctrl_rq_io_done(struct request *rq, int error)
  * the workers, once the recent average is as slow: about what waking a worker and switching
  * to it costs. */
 #define CTRL_INLINE_SLOW_NS (30 * 1000)
-
-bool ctrl_may_hold(const struct ctrl *c)
-{
-	return latency_is_on(&c->p) || rate_is_limited(&c->rate) ||
-	       READ_ONCE(c->exec_avg_ns) > CTRL_INLINE_SLOW_NS;
-}
 
 /* Run @rq's backing I/O and complete it. Returns whether the backing I/O alone (not the
  * completion, whose reply may be preempted by the task it wakes) was slow: longer than

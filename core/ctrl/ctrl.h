@@ -112,9 +112,8 @@ typedef bool (*ctrl_inline_fn)(void *arg);
 /* Set the calling thread's inline hook (NULL: always hand work to the workers). */
 void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg);
 
-/* Whether the controller may keep a request beyond its backing I/O (a service latency, a
- * rate limit), or its backing store does real I/O (its recent average over
- * CTRL_INLINE_SLOW_NS, run by the workers in parallel). q->lock held. */
+/* Whether the controller may keep a request beyond its backing I/O: a service latency or
+ * a rate limit. q->lock held. */
 bool ctrl_may_hold(const struct ctrl *c);
 
 /* Free @rq's slot. q->lock held. */

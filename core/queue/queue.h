@@ -169,9 +169,8 @@ void queue_hold_state(struct queue *q, struct queue_hold_state *st);
  * without q->lock. */
 unsigned int queue_abort(struct queue *q, int error);
 
-/* Whether the queue or its controller may keep a request beyond its backing I/O (a hold by
- * hand: stop, plug, freeze; a service latency or a rate limit), or the backing store does
- * real I/O (ctrl_may_hold()). Call without q->lock. */
+/* Whether the queue or its controller may keep a request beyond its backing I/O: a hold by
+ * hand (stop, plug, freeze), a service latency or a rate limit. Call without q->lock. */
 bool queue_may_hold(struct queue *q);
 
 /* Whether nothing is queued or in flight. */

@@ -14,13 +14,13 @@
  *
  * An emulated device needs the opposite: a service latency, a rate limit, a fault or a hold
  * by hand keeps requests in plugdisk, and a device of queue_depth slots, or a queue that
- * merges while stopped, must see every request the host sends; so does a backing store that
- * does real I/O (over 30 us on average, run by the workers in parallel) or sits behind a
- * network (NBD), whose throughput grows with the requests in flight. So auto (mount.max_background
+ * merges while stopped, must see every request the host sends; so does a backing store
+ * behind a network (NBD), whose throughput grows with the requests in flight. A local store
+ * that does real I/O does not count: its large requests (1 MiB copies) look slow too, and
+ * moving the limit up in the middle of a stream only touches more ring entries. So auto (mount.max_background
  * = 0) gives the kernel's default while nothing may hold requests (queue_may_hold(),
  * chain_may_hold()), and the transport's most (what FUSE_INIT said) while something may. It
- * is looked at again after each control command and reload, and every 2 s (a store that
- * turned slow). Only on FUSE over io_uring: the
+ * is looked at again after each control command and reload. Only on FUSE over io_uring: the
  * classic transport's receive threads do 0.88 times the loop device's I/O at 12 that they do
  * at 256, whose limit stays.
  *

@@ -167,9 +167,6 @@ static int ring_queue_init(struct pd_uring *u, struct ring_queue *q, unsigned in
 	if (ret)
 		return ret;
 	q->ring_ok = true;
-	/* /dev/fuse as the ring's file 0: a command then takes no reference on the file, whose
-	 * count every queue's thread would otherwise bounce between CPUs. Without it, the fd. */
-	q->fixed_fd = io_uring_register_files(&q->ring, &u->fd, 1) == 0;
 	return 0;
 }
 

@@ -63,7 +63,6 @@ struct ring_queue {
 	int evfd;			/* written when replies were pushed, or to stop */
 	uint64_t evbuf;			/* the eventfd read's buffer: ring thread */
 	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */
-	bool fixed_fd;			/* /dev/fuse is the ring's file 0 (ditto) */
 	bool thread_ok;			/* the thread was started (setup, then read-only) */
 	pthread_t thread;
 	struct ring_ent *ent;		/* [u->depth] */

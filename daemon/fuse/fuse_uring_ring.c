@@ -103,12 +103,10 @@ static int ring_prep(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 	}
 	memset(sqe, 0, 2 * sizeof(*sqe)); /* SQE128: the command area follows */
 	sqe->opcode = IORING_OP_URING_CMD;
-	if (q->fixed_fd) {
-		sqe->fd = 0;
-		sqe->flags |= IOSQE_FIXED_FILE;
-	} else {
-		sqe->fd = q->u->fd;
-	}
+	/* The fd, not a registered file: a registered /dev/fuse would stay open until the
+	 * ring's teardown, which the kernel finishes later, so a daemon killed by SIGKILL would
+	 * leave its connection alive for a while, and a restart would find a live mount. */
+	sqe->fd = q->u->fd;
 	sqe->cmd_op = cmd;
 	sqe->user_data = (uint64_t)(uintptr_t)e;
 	if (cmd == PD_FUSE_IO_URING_CMD_REGISTER) {
