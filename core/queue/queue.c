@@ -50,6 +50,7 @@
 #include "core/util/log.h"
 #include "core/queue/merge.h"
 #include "core/queue/queue.h"
+#include "core/queue/queue_int.h"
 
 const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
 
@@ -112,7 +113,7 @@ void queue_set_unplugs_idle(bool on)
 	tls_unplugs_idle = on;
 }
 
-static void __queue_plug(struct queue *q, uint64_t now)
+void __queue_plug(struct queue *q, uint64_t now)
 {
 	uint64_t backstop = 0;
 
@@ -129,7 +130,7 @@ static void __queue_plug(struct queue *q, uint64_t now)
 	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at + backstop);
 }
 
-static void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
+void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 {
 	if (!q->plugged || q->plug_held)
 		return;
@@ -154,7 +155,7 @@ static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
 
 /* q->lock held: dispatch from the head while the queue is neither plugged nor stopped and
  * the controller admits. Admitted requests are chained on *@list for ctrl_issue(). */
-static void __queue_run(struct queue *q, uint64_t now, struct request **list)
+void __queue_run(struct queue *q, uint64_t now, struct request **list)
 {
 	struct request **tailp = list;
 	struct request *rq;
@@ -471,7 +472,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 }
 
 /* q->lock held: end a freeze, and wake a freeze still waiting so that it fails. */
-static void __queue_thaw(struct queue *q)
+void __queue_thaw(struct queue *q)
 {
 	if (!q->frozen)
 		return;
@@ -505,90 +506,6 @@ void queue_drain(struct queue *q)
 	 * broadcast under the lock, which is free now. */
 	while (smp_load_mb(q->putting))
 		sched_yield();
-}
-
-/* q->lock held: one hold by hand has ended; dispatch when none is left. */
-static void __queue_release(struct queue *q, struct request **list)
-{
-	if (q->held || q->frozen)
-		return;
-	q->runnable_since = queue_now(q);
-	__queue_run(q, q->runnable_since, list);
-}
-
-void queue_hold(struct queue *q, bool hold)
-{
-	struct request *list = NULL;
-
-	pthread_mutex_lock(&q->lock);
-	if (hold) {
-		q->held = true;
-	} else if (q->held) {
-		q->held = false;
-		__queue_release(q, &list);
-	}
-	pthread_mutex_unlock(&q->lock);
-	ctrl_issue(q->ctrl, list);
-}
-
-void queue_plug_hold(struct queue *q, bool plug)
-{
-	struct request *list = NULL;
-	uint64_t now;
-
-	pthread_mutex_lock(&q->lock);
-	now = queue_now(q);
-	if (plug) {
-		if (!q->plugged)
-			__queue_plug(q, now);
-		q->plug_held = true;
-	} else if (q->plug_held) {
-		q->plug_held = false;
-		__queue_unplug(q, UNPLUG_IDLE, now);
-		__queue_run(q, now, &list);
-	}
-	pthread_mutex_unlock(&q->lock);
-	ctrl_issue(q->ctrl, list);
-}
-
-int queue_freeze(struct queue *q)
-{
-	uint64_t thaws;
-	int ret = 0;
-
-	pthread_mutex_lock(&q->lock);
-	q->frozen = true;
-	thaws = q->thaws;
-	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
-	while ((q->ctrl->in_flight || smp_load_mb(q->completing)) && q->thaws == thaws)
-		pthread_cond_wait(&q->idle_wait, &q->lock);
-	atomic_sub_return_mb(q->drain_waiting, 1);
-	if (q->thaws != thaws)
-		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
-	pthread_mutex_unlock(&q->lock);
-	return ret;
-}
-
-void queue_thaw(struct queue *q)
-{
-	struct request *list = NULL;
-
-	pthread_mutex_lock(&q->lock);
-	if (q->frozen) {
-		__queue_thaw(q);
-		__queue_release(q, &list);
-	}
-	pthread_mutex_unlock(&q->lock);
-	ctrl_issue(q->ctrl, list);
-}
-
-void queue_hold_state(struct queue *q, struct queue_hold_state *st)
-{
-	pthread_mutex_lock(&q->lock);
-	st->held = q->held;
-	st->plug_held = q->plug_held;
-	st->frozen = q->frozen;
-	pthread_mutex_unlock(&q->lock);
 }
 
 unsigned int queue_abort(struct queue *q, int error)
@@ -628,16 +545,6 @@ unsigned int queue_abort(struct queue *q, int error)
 	}
 	queue_put_completing(q);
 	return nbios;
-}
-
-bool queue_may_hold(struct queue *q)
-{
-	bool hold;
-
-	pthread_mutex_lock(&q->lock);
-	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold(q->ctrl);
-	pthread_mutex_unlock(&q->lock);
-	return hold;
 }
 
 bool queue_is_idle(struct queue *q)

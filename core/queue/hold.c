@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/* The queue's holds by hand, from the control file: stop and start (queue_hold), plug and
+ * unplug (queue_plug_hold), freeze and thaw; and whether anything may hold requests
+ * (queue_may_hold). Each hold is ended only by its own command; the queue dispatches when
+ * none is left (see queue.c for the states). */
+#include <errno.h>
+
+#include "core/ctrl/ctrl.h"
+#include "core/queue/queue.h"
+#include "core/queue/queue_int.h"
+#include "core/util/barrier.h"
+
+/* q->lock held: one hold by hand has ended; dispatch when none is left. */
+static void __queue_release(struct queue *q, struct request **list)
+{
+	if (q->held || q->frozen)
+		return;
+	q->runnable_since = queue_now(q);
+	__queue_run(q, q->runnable_since, list);
+}
+
+void queue_hold(struct queue *q, bool hold)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (hold) {
+		q->held = true;
+	} else if (q->held) {
+		q->held = false;
+		__queue_release(q, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_plug_hold(struct queue *q, bool plug)
+{
+	struct request *list = NULL;
+	uint64_t now;
+
+	pthread_mutex_lock(&q->lock);
+	now = queue_now(q);
+	if (plug) {
+		if (!q->plugged)
+			__queue_plug(q, now);
+		q->plug_held = true;
+	} else if (q->plug_held) {
+		q->plug_held = false;
+		__queue_unplug(q, UNPLUG_IDLE, now);
+		__queue_run(q, now, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+int queue_freeze(struct queue *q)
+{
+	uint64_t thaws;
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	q->frozen = true;
+	thaws = q->thaws;
+	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
+	while ((q->ctrl->in_flight || smp_load_mb(q->completing)) && q->thaws == thaws)
+		pthread_cond_wait(&q->idle_wait, &q->lock);
+	atomic_sub_return_mb(q->drain_waiting, 1);
+	if (q->thaws != thaws)
+		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+void queue_thaw(struct queue *q)
+{
+	struct request *list = NULL;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->frozen) {
+		__queue_thaw(q);
+		__queue_release(q, &list);
+	}
+	pthread_mutex_unlock(&q->lock);
+	ctrl_issue(q->ctrl, list);
+}
+
+void queue_hold_state(struct queue *q, struct queue_hold_state *st)
+{
+	pthread_mutex_lock(&q->lock);
+	st->held = q->held;
+	st->plug_held = q->plug_held;
+	st->frozen = q->frozen;
+	pthread_mutex_unlock(&q->lock);
+}
+
+bool queue_may_hold(struct queue *q)
+{
+	bool hold;
+
+	pthread_mutex_lock(&q->lock);
+	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold(q->ctrl);
+	pthread_mutex_unlock(&q->lock);
+	return hold;
+}

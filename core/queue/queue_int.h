@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* The queue's state changes that core/queue/queue.c and core/queue/hold.c share. Each needs
+ * q->lock held. */
+#ifndef PLUGDISK_QUEUE_INT_H
+#define PLUGDISK_QUEUE_INT_H
+
+#include "core/queue/queue.h"
+
+/* Plug the queue at @now (arms the unplug timer). */
+void __queue_plug(struct queue *q, uint64_t now);
+
+/* End a plug (not one held by hand) for @why at @now. */
+void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now);
+
+/* Dispatch from the head while nothing stops it and the controller admits; admitted
+ * requests are chained on *@list for ctrl_issue(). */
+void __queue_run(struct queue *q, uint64_t now, struct request **list);
+
+/* End a freeze, and wake a freeze still waiting so that it fails. */
+void __queue_thaw(struct queue *q);
+
+#endif
