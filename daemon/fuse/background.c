@@ -17,8 +17,8 @@
  * merges while stopped, must see every request the host sends; so does a backing store
  * behind a network (NBD), whose throughput grows with the requests in flight. A local store
  * that does real I/O does not count: its large requests (1 MiB copies) look slow too, and
- * moving the limit up in the middle of a stream only touches more ring entries. So auto (mount.max_background
- * = 0) gives the kernel's default while nothing may hold requests (queue_may_hold(),
+ * moving the limit up in the middle of a stream only touches more ring entries. So auto
+ * (mount.max_background = 0) gives the kernel's default while nothing may hold requests (queue_may_hold(),
  * chain_may_hold()), and the transport's most (what FUSE_INIT said) while something may. It
  * is looked at again after each control command and reload. Only on FUSE over io_uring: the
  * classic transport's receive threads do 0.88 times the loop device's I/O at 12 that they do
@@ -30,46 +30,37 @@
  * Lock order: bg_lock, then the queue's lock or a stage's (queue_may_hold(),
  * chain_may_hold()). */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/sysmacros.h>
-#include <unistd.h>
 
 #include "core/util/log.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/background.h"
+#include "daemon/fuse/bdi.h"
 
 static pthread_mutex_t bg_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Write @n to the connection's max_background. bg_lock held. 0 or -errno, logged once. */
+/* Write @n to the connection's max_background. bg_lock held. 0 or -errno, logged once
+ * (a missing fusectl or a daemon not run by root at info level: the disk works). */
 static int bg_write(struct pd *pd, unsigned int n)
 {
-	char path[96], val[16];
-	int fd, len, ret = 0;
 	/* The connection's name is the kernel's dev_t of the mount: MAJOR << 20 | MINOR. */
 	unsigned int conn = major(pd->mount_dev) << 20 | minor(pd->mount_dev);
+	const char *call;
+	char path[96];
+	int ret;
 
 	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/max_background", conn);
-	len = snprintf(val, sizeof(val), "%u\n", n);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (!pd->bg_logged)
-			log_info("mount.max_background: open %s: %m; the kernel keeps %u", path,
-				 pd->bg_now);
-		pd->bg_logged = true;
-		return ret;
-	}
-	errno = EIO; /* a short write sets none */
-	if (write(fd, val, (size_t)len) != len) {
-		ret = -errno;
-		if (!pd->bg_logged)
-			log_warn("mount.max_background: write %s: %m; the kernel keeps %u", path,
-				 pd->bg_now);
+	ret = pd_sysfs_write_uint(path, n, &call);
+	if (ret && !pd->bg_logged) {
+		errno = -ret;
+		log_msg(!strcmp(call, "open") ? LOG_LVL_INFO : LOG_LVL_WARN,
+			"mount.max_background: %s %s: %m; the kernel keeps %u", call, path,
+			pd->bg_now);
 		pd->bg_logged = true;
 	}
-	close(fd);
 	return ret;
 }
 

@@ -19,30 +19,41 @@
 #include "core/util/log.h"
 #include "daemon/fuse/bdi.h"
 
+int pd_sysfs_write_uint(const char *path, unsigned int v, const char **call)
+{
+	char val[16];
+	int fd, len, ret = 0;
+
+	len = snprintf(val, sizeof(val), "%u\n", v);
+	*call = "open";
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*call = "write";
+	errno = EIO; /* a short write sets none */
+	if (write(fd, val, (size_t)len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 int pd_bdi_set_read_ahead(dev_t dev, unsigned int kb)
 {
-	char path[96], val[16];
-	int fd, len, ret = 0;
+	const char *call;
+	char path[96];
+	int ret;
 
 	if (!kb)
 		return 0;
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", major(dev), minor(dev));
-	len = snprintf(val, sizeof(val), "%u\n", kb);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
+	ret = pd_sysfs_write_uint(path, kb, &call);
+	if (ret) {
 		/* Not root: expected, and the disk works; said without alarm. */
 		bool denied = ret == -EACCES || ret == -EPERM || ret == -EROFS;
 
+		errno = -ret;
 		log_msg(denied ? LOG_LVL_INFO : LOG_LVL_WARN,
-			"mount.read_ahead_kb: open %s: %m; the kernel's readahead stays", path);
-		return ret;
+			"mount.read_ahead_kb: %s %s: %m; the kernel's readahead stays", call, path);
 	}
-	errno = EIO; /* a short write sets none */
-	if (write(fd, val, (size_t)len) != len) {
-		ret = -errno;
-		log_warn("mount.read_ahead_kb: write %s: %m; the kernel's readahead stays", path);
-	}
-	close(fd);
 	return ret;
 }

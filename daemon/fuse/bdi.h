@@ -12,4 +12,8 @@
  * by root): the disk works either way. 0 or -errno. */
 int pd_bdi_set_read_ahead(dev_t dev, unsigned int kb);
 
+/* Write @v and a newline to the sysfs file @path. 0, or -errno with *@call naming the
+ * failed call ("open", "write"); the caller logs. */
+int pd_sysfs_write_uint(const char *path, unsigned int v, const char **call);
+
 #endif
