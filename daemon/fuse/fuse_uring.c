@@ -396,7 +396,10 @@ void pd_uring_info(struct pd *pd, struct pd_uring_info *info)
 	info->transport = "io_uring";
 	info->queues = u->nr_queues;
 	info->depth = u->depth;
-	info->requests = READ_ONCE(u->requests);
+	info->requests = 0;
+	for (unsigned int i = 0; i < u->nr_queues; i++)
+		info->requests += READ_ONCE(u->queues[i].requests) -
+				  READ_ONCE(u->queues[i].requests_base);
 	info->commit_waits = READ_ONCE(u->commit_waits);
 }
 
@@ -406,6 +409,7 @@ void pd_uring_stats_reset(struct pd *pd)
 
 	if (!u)
 		return;
-	WRITE_ONCE(u->requests, 0);
+	for (unsigned int i = 0; i < u->nr_queues; i++)
+		WRITE_ONCE(u->queues[i].requests_base, READ_ONCE(u->queues[i].requests));
 	WRITE_ONCE(u->commit_waits, 0);
 }

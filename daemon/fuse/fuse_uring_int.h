@@ -68,6 +68,10 @@ struct ring_queue {
 	struct ring_ent *replies;
 	int evfd;			/* written when replies were pushed, or to stop */
 	uint64_t evbuf;			/* the eventfd read's buffer: ring thread */
+	/* Requests received: written by the queue's thread only (no atomic add on a line
+	 * both threads would share), read without a lock; a reset moves the base. */
+	uint64_t requests;
+	uint64_t requests_base;
 	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */
 	bool thread_ok;			/* the thread was started (setup, then read-only) */
 	pthread_t thread;
@@ -102,7 +106,6 @@ struct pd_uring {
 	int stopping;
 	bool logged;			/* setup already logged why io_uring is not used */
 
-	uint64_t requests;		/* atomic: requests received through the rings */
 	uint64_t commit_waits;		/* atomic: replies that had to wake their ring thread */
 };
 

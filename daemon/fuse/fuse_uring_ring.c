@@ -154,9 +154,14 @@ static int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id)
 
 void ring_commit_replies(struct ring_queue *q)
 {
-	/* Pairs with the release of the pushes in ring_commit(). */
-	struct ring_ent *e = xchg_acquire(q->replies, NULL);
+	struct ring_ent *e;
 
+	/* A plain look first: the ring thread comes here at every turn of its loop, most
+	 * often to an empty list. */
+	if (!READ_ONCE(q->replies))
+		return;
+	/* Pairs with the release of the pushes in ring_commit(). */
+	e = xchg_acquire(q->replies, NULL);
 	if (!e)
 		return;
 	pthread_mutex_lock(&q->sq_lock);
@@ -419,7 +424,7 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 		ring_reply(u, e, &iov, 1);
 		return;
 	}
-	atomic_add_return_relaxed(u->requests, 1);
+	WRITE_ONCE(q->requests, q->requests + 1);
 	if ((in->opcode == FUSE_READ || in->opcode == FUSE_WRITE) && in->nodeid == INO_DISK) {
 		e->unique = id;
 		if (pd_disk_ring_rw(u->pd, e->io, e, in->opcode, e->hdr->op_in, oplen,
