@@ -8,7 +8,6 @@
 #include "core/ctrl/ctrl.h"
 #include "core/queue/queue.h"
 #include "core/queue/queue_int.h"
-#include "core/util/barrier.h"
 
 /* q->lock held: one hold by hand has ended; dispatch when none is left. */
 static void __queue_release(struct queue *q, struct request **list)
@@ -62,10 +61,7 @@ int queue_freeze(struct queue *q)
 	pthread_mutex_lock(&q->lock);
 	q->frozen = true;
 	thaws = q->thaws;
-	atomic_add_return_mb(q->drain_waiting, 1); /* pairs with queue_put_completing() */
-	while ((q->ctrl->in_flight || smp_load_mb(q->completing)) && q->thaws == thaws)
-		pthread_cond_wait(&q->idle_wait, &q->lock);
-	atomic_sub_return_mb(q->drain_waiting, 1);
+	__queue_wait_idle(q, false, &thaws);
 	if (q->thaws != thaws)
 		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
 	pthread_mutex_unlock(&q->lock);

@@ -414,19 +414,20 @@ void queue_unplug_idle(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 }
 
-/* A completer has ended its bios (it raised q->completing under q->lock before it dropped
- * the lock): wake a drainer waiting for the last of them. Call without q->lock. The
- * decrement, then the load of drain_waiting, pairs with the drainer's store of drain_waiting,
- * then its load of completing (see struct queue). */
+/* A completer has ended its bios (it raised q->completing under q->lock, its request already
+ * out of in_flight, before it dropped the lock): wake whoever waits for the queue to go idle,
+ * then drop completing, its last access to @q. Call without q->lock. A waiter raised
+ * drain_waiting under q->lock before it found requests in flight, so the completer of the
+ * last of them, which took the lock after, sees it; completing itself needs no wake-up
+ * (__queue_wait_idle()). */
 static void queue_put_completing(struct queue *q)
 {
-	atomic_add_return_mb(q->putting, 1);
-	if (atomic_sub_return_mb(q->completing, 1) == 0 && smp_load_mb(q->drain_waiting)) {
+	if (smp_load_mb(q->drain_waiting)) {
 		pthread_mutex_lock(&q->lock);
 		pthread_cond_broadcast(&q->idle_wait);
 		pthread_mutex_unlock(&q->lock);
 	}
-	atomic_sub_return_mb(q->putting, 1); /* the last access to @q */
+	atomic_sub_return_mb(q->completing, 1);
 }
 
 void queue_complete(struct queue *q, struct request *rq)
@@ -494,18 +495,27 @@ void queue_drain(struct queue *q)
 	ctrl_issue(q->ctrl, list);
 
 	pthread_mutex_lock(&q->lock);
-	/* Pairs with queue_complete(): the drainer stores drain_waiting then loads completing,
-	 * a completer decrements completing then loads drain_waiting (see struct queue). */
-	atomic_add_return_mb(q->drain_waiting, 1);
-	while (q->nr_queued || q->ctrl->in_flight || smp_load_mb(q->completing))
-		pthread_cond_wait(&q->idle_wait, &q->lock);
-	atomic_sub_return_mb(q->drain_waiting, 1);
+	__queue_wait_idle(q, true, NULL);
 	pthread_mutex_unlock(&q->lock);
-	/* The last completer may still be about to wake us (it saw drain_waiting after its
-	 * decrement): the caller may free the queue next, so wait until it is out. Brief: a
-	 * broadcast under the lock, which is free now. */
-	while (smp_load_mb(q->putting))
-		sched_yield();
+}
+
+void __queue_wait_idle(struct queue *q, bool queued, const uint64_t *thaws)
+{
+	atomic_add_return_mb(q->drain_waiting, 1); /* seen by queue_put_completing() */
+	while (!thaws || q->thaws == *thaws) {
+		if ((queued && q->nr_queued) || q->ctrl->in_flight) {
+			pthread_cond_wait(&q->idle_wait, &q->lock);
+		} else if (smp_load_mb(q->completing)) {
+			/* Completers ending their bios (replies, brief); their drop of completing
+			 * is their last access to the queue and wakes nobody. */
+			pthread_mutex_unlock(&q->lock);
+			sched_yield();
+			pthread_mutex_lock(&q->lock);
+		} else {
+			break;
+		}
+	}
+	atomic_sub_return_mb(q->drain_waiting, 1);
 }
 
 unsigned int queue_abort(struct queue *q, int error)

@@ -51,16 +51,14 @@ struct queue {
 	uint64_t runnable_since;	/* q->lock: last unplug, or the rate wait's end */
 	uint64_t last_acct;		/* q->lock: last update of busy/weighted time */
 	unsigned int waiters;		/* q->lock: submitters waiting in free_wait */
-	/* Requests whose bios are being ended after q->lock was dropped (atomic), and whether
-	 * queue_drain() waits for them (atomic; set under q->lock). Both seq_cst: the drainer
-	 * sets drain_waiting then reads completing; a completer decrements completing then
-	 * reads drain_waiting, so at least one of them sees the other. */
+	/* Requests whose bios are being ended after q->lock was dropped (atomic: raised under
+	 * q->lock, dropped as the completer's last access to the queue), and how many wait in
+	 * queue_drain() or queue_freeze() (atomic; changed under q->lock), whom a completer
+	 * wakes before its drop. A waiter never sleeps on completing: it sees it under q->lock
+	 * and yields until it is 0 (__queue_wait_idle()), so that once it returns no completer
+	 * touches the queue, which its caller may then free. */
 	unsigned int completing;
-	int drain_waiting;		/* how many wait in queue_drain() or queue_freeze() */
-	/* Completers inside queue_put_completing() (atomic): raised before their decrement of
-	 * completing, dropped as their last access to the queue, so that queue_drain(), after
-	 * which the queue may be freed, returns only once none touches it any more. */
-	unsigned int putting;
+	int drain_waiting;
 
 	struct timer_entry unplug_tmr;	/* the unplug delay */
 	struct timer_entry restart_tmr;	/* restart after a budget stop */

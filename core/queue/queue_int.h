@@ -19,4 +19,8 @@ void __queue_run(struct queue *q, uint64_t now, struct request **list);
 /* End a freeze, and wake a freeze still waiting so that it fails. */
 void __queue_thaw(struct queue *q);
 
+/* Wait until nothing is in flight (nor queued, with @queued) and no completer is ending its
+ * bios; or, with @thaws, until q->thaws differs from *@thaws. Returns with q->lock held. */
+void __queue_wait_idle(struct queue *q, bool queued, const uint64_t *thaws);
+
 #endif
