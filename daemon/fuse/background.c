@@ -18,11 +18,11 @@
  * behind a network (NBD), whose throughput grows with the requests in flight. A local store
  * that does real I/O does not count: its large requests (1 MiB copies) look slow too, and
  * moving the limit up in the middle of a stream only touches more ring entries. So auto
- * (mount.max_background = 0) gives the kernel's default while nothing may hold requests (queue_may_hold(),
- * chain_may_hold()), and the transport's most (what FUSE_INIT said) while something may. It
- * is looked at again after each control command and reload. Only on FUSE over io_uring: the
- * classic transport's receive threads do 0.88 times the loop device's I/O at 12 that they do
- * at 256, whose limit stays.
+ * (mount.max_background = 0) gives the kernel's default while nothing may hold requests
+ * (queue_may_hold(), chain_may_hold()), and the transport's most (what FUSE_INIT said) while
+ * something may. It is looked at again after each control command and reload. Only on FUSE
+ * over io_uring: the classic transport's receive threads do 0.88 times the loop device's I/O
+ * at 12 that they do at 256, whose limit stays.
  *
  * The knob needs root and fusectl mounted (systemd mounts it at boot); without them the
  * limit stays at FUSE_INIT's, which is correct and only slower, and that is said once.
