@@ -519,13 +519,19 @@ declare -A FIO_QD=([rw4k]=32 [rr4k]=32 [rr4k1]=1 [sw4k]=32)
 declare -A FIO_JQ=([rw4k]='.jobs[0].write.iops' [rr4k]='.jobs[0].read.iops'
 	[rr4k1]='.jobs[0].read.iops' [sw4k]='.jobs[0].write.bw_bytes / 1e6')
 
-# fio_loop TARGET WORKLOAD: the workload on the target's loop device.
+# fio_loop TARGET WORKLOAD: the workload on the target's loop device. Also records fio's own
+# CPU per request (user and system time over the job's runtime, over its requests) as
+# WORKLOAD_cpu: through a loop device it shows the device's regime (doc/benchmarks.md: it
+# rises when the loop worker idles and fio must wake it for each request).
 fio_loop() {
 	local j=$W/fio.json
 	[ -n "${C_DEV[$1]:-}" ] &&
 		run_fio "$j" "${FIO_DIRECT[@]}" --filename="${C_DEV[$1]}" --rw="${FIO_RW[$2]}" \
-			--bs=4k --iodepth="${FIO_QD[$2]}" &&
-		jqn "$j" "${FIO_JQ[$2]}"
+			--bs=4k --iodepth="${FIO_QD[$2]}" || return 1
+	put "$1" "$2_cpu" "$(jqn "$j" '(.jobs[0].read.total_ios + .jobs[0].write.total_ios) as $n |
+		if $n > 0 then (.jobs[0].usr_cpu + .jobs[0].sys_cpu) * .jobs[0].job_runtime * 10 / $n
+		else "NA" end')"
+	jqn "$j" "${FIO_JQ[$2]}"
 }
 
 phase_fio() {
@@ -656,6 +662,25 @@ section_compare() {
 		"Figures are medians over the rounds; a ratio is the median of the per-round ratios" \
 		"(both sides measured seconds apart in the same round); the middle half of the rounds" \
 		"is the range of those ratios with the lowest and highest quarter left out."
+	# fio's own CPU per request through the loop device: the device's regime.
+	[[ " $BENCH_PHASES " == *" fio "* ]] || return 0
+	local wl
+	md "" "### fio's CPU per request through the loop device, µs (median of the rounds)" ""
+	row="|"
+	for wl in rw4k rr4k rr4k1 sw4k; do row+=" ${FIO_RW[$wl]} 4k QD${FIO_QD[$wl]} |"; done
+	md "| $row" "|---|---|---|---|---|"
+	for t in $BENCH_TARGETS; do
+		row="| ${TNAME[$t]} |"
+		for wl in rw4k rr4k rr4k1 sw4k; do
+			row+=" $(awk -v v="$(median "$t" "${wl}_cpu")" \
+				'BEGIN { if (v == "NA") print "n/a"; else printf "%.2f\n", v }') |"
+		done
+		md "$row"
+	done
+	md "" "Through a loop device at queue depth 32, fio's figure rises by about 2 µs when the" \
+		"device's worker runs out of requests and fio has to wake it for each one it submits:" \
+		"a target that answers faster than fio resubmits can be slower for it" \
+		"(doc/benchmarks.md, \"the loop device's two regimes\")."
 }
 
 # ---- Section: rate accuracy (plugdisk only) --------------------------------------------------
