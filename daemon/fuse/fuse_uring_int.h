@@ -66,6 +66,11 @@ struct ring_queue {
 	 * both threads would share), read without a lock; a reset moves the base. */
 	uint64_t requests;
 	uint64_t requests_base;
+	/* The thread's scheduling policy under load (ring_policy()): ring thread only. */
+	unsigned int per_wake16;	/* requests per wake-up, running average, x16 */
+	unsigned int woke_with;		/* requests handled since the last wake-up */
+	bool batch_policy;		/* the thread runs under SCHED_BATCH */
+	bool policy_failed;		/* sched_setscheduler failed once: left alone since */
 	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */
 	bool thread_ok;			/* the thread was started (setup, then read-only) */
 	pthread_t thread;
