@@ -550,7 +550,14 @@ static void ring_policy(struct ring_queue *q)
 	if (want == q->batch_policy)
 		return;
 	if (sched_setscheduler(0, want ? SCHED_BATCH : SCHED_OTHER, &sp)) {
-		log_warn("sched_setscheduler (FUSE queue %u): %m; its policy stays", q->qid);
+		static bool logged; /* any ring thread: a lost race only logs twice */
+
+		/* The service's system call filter refuses it, for one: expected, so info. */
+		if (!READ_ONCE(logged)) {
+			WRITE_ONCE(logged, true);
+			log_info("sched_setscheduler: %m; the FUSE io_uring threads stay under "
+				 "SCHED_OTHER");
+		}
 		q->policy_failed = true;
 		return;
 	}
