@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* FUSE over io_uring, inside: the rings, their entries and the transport's state, shared by
  * the lifecycle (fuse_uring.c: setup, start, stop, stats) and the data path
- * (fuse_uring_ring.c: the session's read and writev, the ring threads, commits). */
+ * (fuse_uring_ring.c: the session's read and writev, commits; fuse_uring_thread.c: the ring
+ * threads). */
 #ifndef PLUGDISK_FUSE_URING_INT_H
 #define PLUGDISK_FUSE_URING_INT_H
 
@@ -115,10 +116,28 @@ struct pd_uring {
 ssize_t ring_read(int fd, void *buf, size_t len, void *userdata);
 ssize_t ring_writev(int fd, struct iovec *iov, int count, void *userdata);
 
-/* A queue's thread: waits for FUSE_INIT, registers the queue's entries, then serves them. */
-void *ring_thread(void *arg);
-
 /* Commit every reply pushed on @q->replies, with one submission. */
 void ring_commit_replies(struct ring_queue *q);
+
+/* Make the calling thread @q's ring thread: its own replies are then filled in, for its next
+ * wait to submit. */
+void ring_bind_thread(struct ring_queue *q);
+
+/* Fill and submit one command for @e (sq_lock taken). 0 or -errno. */
+int ring_submit(struct ring_ent *e, unsigned int cmd, uint64_t commit_id);
+
+/* Submit what was filled in @q's SQ. sq_lock held. 0 or -errno (logged). */
+int ring_flush(struct ring_queue *q);
+
+/* Put the reply @iov into @e and commit it. Returns the bytes written, or -1 with errno. */
+ssize_t ring_reply(struct pd_uring *u, struct ring_ent *e, const struct iovec *iov, int count);
+
+/* Move the setup from RS_WAIT_INIT or RS_REGISTERING to @st, noting @error; wake waiters. */
+void ring_set_state(struct pd_uring *u, enum ring_state st, int error);
+
+/* The ring threads (fuse_uring_thread.c). */
+
+/* A queue's thread: waits for FUSE_INIT, registers the queue's entries, then serves them. */
+void *ring_thread(void *arg);
 
 #endif
