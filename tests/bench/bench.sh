@@ -672,8 +672,7 @@ section_compare() {
 	for t in $BENCH_TARGETS; do
 		row="| ${TNAME[$t]} |"
 		for wl in rw4k rr4k rr4k1 sw4k; do
-			row+=" $(awk -v v="$(median "$t" "${wl}_cpu")" \
-				'BEGIN { if (v == "NA") print "n/a"; else printf "%.2f\n", v }') |"
+			row+=" $(fmt "$(median "$t" "${wl}_cpu")" us) |"
 		done
 		md "$row"
 	done
