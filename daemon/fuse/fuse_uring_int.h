@@ -69,7 +69,7 @@ struct ring_queue {
 	uint64_t requests_base;
 	/* The thread's scheduling policy under load (ring_policy()): ring thread only. */
 	unsigned int per_wake16;	/* requests per wake-up, running average, x16 */
-	unsigned int woke_with;		/* requests handled since the last wake-up */
+	uint64_t requests_seen;		/* requests when the thread last waited */
 	bool batch_policy;		/* the thread runs under SCHED_BATCH */
 	bool policy_failed;		/* sched_setscheduler failed once: left alone since */
 	bool ring_ok;			/* io_uring_queue_init succeeded (setup, then read-only) */

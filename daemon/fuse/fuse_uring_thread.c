@@ -183,10 +183,11 @@ static int ring_register_errors(struct ring_queue *q)
 static void ring_policy(struct ring_queue *q)
 {
 	struct sched_param sp = { .sched_priority = 0 };
+	unsigned int woke_with = (unsigned int)(q->requests - q->requests_seen);
 	bool want;
 
-	q->per_wake16 = q->per_wake16 - q->per_wake16 / 8 + q->woke_with * 2;
-	q->woke_with = 0;
+	q->requests_seen = q->requests;
+	q->per_wake16 = q->per_wake16 - q->per_wake16 / 8 + woke_with * 2;
 	if (q->policy_failed)
 		return;
 	want = q->batch_policy ? q->per_wake16 >= RING_BATCH_OFF * 16
@@ -270,7 +271,6 @@ static void ring_loop(struct ring_queue *q)
 			continue; /* the replies are committed at the top of the loop */
 		}
 		if (res == 0) {
-			q->woke_with++;
 			ring_handle(q, e);
 			/* Under a steady stream the CQ may not run dry for a while: commits
 			 * are not held back for longer than a batch. */
