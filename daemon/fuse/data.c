@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fuse.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,20 @@ static void pd_fua_flush(struct pd_io *io)
 	queue_submit_nowait(&io->pd->q, &io->bio);
 }
 
+/* Answer a request taken straight from its ring entry (pd_disk_ring_rw()). The pd_io stays
+ * in the entry for its next request. */
+static void pd_ring_end(struct pd_io *io, int error)
+{
+	struct fuse_write_out wo = { .size = (uint32_t)io->reply_len };
+
+	if (error)
+		pd_uring_answer(io->ring, error, NULL, 0);
+	else if (io->bio.op == BIO_OP_READ)
+		pd_uring_answer(io->ring, 0, NULL, (uint32_t)io->reply_len);
+	else
+		pd_uring_answer(io->ring, 0, &wo, sizeof(wo));
+}
+
 static void pd_end_io(struct bio *bio, int error)
 {
 	struct pd_io *io = (struct pd_io *)bio;
@@ -82,7 +97,10 @@ static void pd_end_io(struct bio *bio, int error)
 		pd_fua_flush(io);
 		return;
 	}
-	pd_uring_reply_hint(io->ring_slot);
+	if (io->ring) {
+		pd_ring_end(io, error);
+		return;
+	}
 	if (io->fanout)
 		pd_fanout_end(io->fanout, error);
 	else if (error)
@@ -156,68 +174,42 @@ struct pd_io *pd_io_new_charged(struct pd *pd, fuse_req_t req, enum bio_op op, u
 	pd_io_set_data(io, big ? ext : io->data, len);
 	return io;
 }
-/* FUSE over io_uring: a bio whose data is @buf in the request's own ring entry, which stays
- * the request's until the reply (pd_uring_payload()). Nothing is allocated for the data, so
- * nothing is charged to the data budget and nothing is parked: the ring's entries bound that
- * memory. */
-static struct pd_io *pd_io_new_ring(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-				    size_t len, void *buf)
+/* Clamp a read of [@off, @off + *@size) to the disk. false when nothing is left to read:
+ * a read at or past the end, or of 0 bytes, returns 0 bytes; a read across it is short. */
+static bool pd_read_clamp(const struct pd *pd, uint64_t off, size_t *size)
 {
-	struct pd_io *io = pd_io_new(pd, req, op, off, (uint32_t)len, 0);
-
-	if (io) {
-		pd_io_set_data(io, buf, len);
-		io->ring_slot = pd_uring_slot();
-	}
-	return io;
+	if (off >= pd->be.size || !*size)
+		return false;
+	if (*size > pd->be.size - off)
+		*size = (size_t)(pd->be.size - off);
+	return true;
 }
 
-/* @data (@len bytes) if it lies in the calling ring thread's request entry, else NULL. */
-static void *pd_ring_data(void *data, size_t len)
+/* Clamp a write of [@off, @off + *@size) to the disk: 0, or ENOSPC when it starts at or past
+ * the end. As on a block device, a write across the end is written up to it. */
+static int pd_write_clamp(const struct pd *pd, uint64_t off, size_t *size)
 {
-	size_t cap = 0;
-	char *payload = pd_uring_payload(&cap);
-
-	if (!payload || (char *)data < payload || len > cap ||
-	    (size_t)((char *)data - payload) > cap - len)
-		return NULL;
-	return data;
+	if (off >= pd->be.size)
+		return ENOSPC;
+	if (*size > pd->be.size - off)
+		*size = (size_t)(pd->be.size - off);
+	return 0;
 }
 
-/* Submit a read or write whose data is in its ring entry. */
-static void pd_ring_submit(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-			   size_t len, void *buf, bool fua)
+unsigned int pd_disk_write_flags(uint64_t fh, uint32_t flags)
 {
-	struct pd_io *io = pd_io_new_ring(pd, req, op, off, len, buf);
-
-	if (!io) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	io->fua = fua;
-	queue_submit(&pd->q, &io->bio);
+	return fh == PD_FH_DIRECT && (flags & O_DSYNC) ? PD_WRITE_FUA : 0;
 }
 
 void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 {
 	struct pd *pd = req_pd(req);
 	struct pd_io *io;
-	size_t cap = 0;
-	void *ring;
 
 	if (pd_refuse(pd, req))
 		return;
-
-	/* Reads past the end return 0 bytes; a read across it is short. */
-	if (off < 0 || (uint64_t)off >= pd->be.size || !size) {
+	if (off < 0 || !pd_read_clamp(pd, (uint64_t)off, &size)) {
 		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > pd->be.size - (uint64_t)off)
-		size = (size_t)(pd->be.size - (uint64_t)off);
-	ring = pd_uring_payload(&cap);
-	if (ring && size <= cap) {
-		pd_ring_submit(pd, req, BIO_OP_READ, (uint64_t)off, size, ring, false);
 		return;
 	}
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), true)) {
@@ -314,7 +306,6 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned
 	bool fua = flags & PD_WRITE_FUA;
 	struct pd_io *io;
 	char *rxdata;
-	void *ring;
 	bool in_rx;
 	int err;
 
@@ -324,16 +315,9 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned
 		fuse_reply_write(req, 0);
 		return;
 	}
-	/* As on a block device: write up to the end, then ENOSPC. */
-	if (off < 0 || (uint64_t)off >= pd->be.size) {
-		fuse_reply_err(req, ENOSPC);
-		return;
-	}
-	if (size > pd->be.size - (uint64_t)off)
-		size = (size_t)(pd->be.size - (uint64_t)off);
-	if (bufv->count == 1 && !bufv->idx && !(bufv->buf[0].flags & FUSE_BUF_IS_FD) &&
-	    (ring = pd_ring_data((char *)bufv->buf[0].mem + bufv->off, size))) {
-		pd_ring_submit(pd, req, BIO_OP_WRITE, (uint64_t)off, size, ring, fua);
+	err = off < 0 ? ENOSPC : pd_write_clamp(pd, (uint64_t)off, &size);
+	if (err) {
+		fuse_reply_err(req, err);
 		return;
 	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
@@ -361,6 +345,77 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned
 		}
 	}
 	queue_submit(&pd->q, &io->bio);
+}
+
+/* ---- reads and writes straight from a ring entry ---- */
+
+struct pd_io *pd_ring_io_new(void)
+{
+	return calloc(1, sizeof(struct pd_io));
+}
+
+void pd_ring_io_free(struct pd_io *io)
+{
+	free(io);
+}
+
+bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint32_t opcode,
+		     const void *arg, size_t arglen, void *payload, size_t psz, size_t cap)
+{
+	struct fuse_write_out wo = { .size = 0 };
+	enum bio_op op;
+	uint64_t off;
+	size_t size;
+	bool fua = false;
+	int err;
+
+	if (opcode == FUSE_READ) {
+		const struct fuse_read_in *ri = arg;
+
+		if (arglen != sizeof(*ri) || ri->size > cap)
+			return false;
+		op = BIO_OP_READ;
+		off = ri->offset;
+		size = ri->size;
+	} else {
+		const struct fuse_write_in *wi = arg;
+
+		/* A write whose data falls short of its size: libfuse answers EIO. */
+		if (arglen != sizeof(*wi) || wi->size > psz)
+			return false;
+		op = BIO_OP_WRITE;
+		off = wi->offset;
+		size = wi->size;
+		fua = pd_disk_write_flags(wi->fh, wi->flags) & PD_WRITE_FUA;
+	}
+	if (READ_ONCE(pd->stopping)) {
+		pd_uring_answer(ent, -PD_ESTOPPED, NULL, 0);
+		return true;
+	}
+	if (op == BIO_OP_READ && !pd_read_clamp(pd, off, &size)) {
+		pd_uring_answer(ent, 0, NULL, 0);
+		return true;
+	}
+	if (op == BIO_OP_WRITE && !size) {
+		pd_uring_answer(ent, 0, &wo, sizeof(wo));
+		return true;
+	}
+	if (op == BIO_OP_WRITE && (err = pd_write_clamp(pd, off, &size))) {
+		pd_uring_answer(ent, -err, NULL, 0);
+		return true;
+	}
+	memset(io, 0, sizeof(*io));
+	io->pd = pd;
+	io->ring = ent;
+	io->bio.op = op;
+	io->bio.offset = off;
+	io->bio.len = (uint32_t)size;
+	io->bio.end_io = pd_end_io;
+	io->reply_len = size;
+	io->fua = fua;
+	pd_io_set_data(io, payload, size);
+	queue_submit(&pd->q, &io->bio);
+	return true;
 }
 
 void pd_disk_fsync(fuse_req_t req)

@@ -5,6 +5,8 @@
 #define PLUGDISK_DATA_H
 
 #include <fuse_lowlevel.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 struct pd;
 
@@ -22,8 +24,31 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off);
  * Access) does on a block device: the write, then a flush. */
 #define PD_WRITE_FUA 1u
 void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned int flags);
+/* The file handle of an open of disk answered with FOPEN_DIRECT_IO (0 for the others). */
+#define PD_FH_DIRECT 1u
+/* The flags of a disk write from its open's @fh and the write's own open flags @flags
+ * (fuse_write_in.fh and .flags): PD_WRITE_FUA for an O_DSYNC write through an O_DIRECT open.
+ * The kernel follows a write through the page-cache path that is O_DSYNC (the open's flags,
+ * or RWF_DSYNC; O_SYNC includes it) with an fsync, but not one through an FOPEN_DIRECT_IO
+ * open: it only passes O_DSYNC in the write's flags. */
+unsigned int pd_disk_write_flags(uint64_t fh, uint32_t flags);
 void pd_disk_fsync(fuse_req_t req);
 void pd_disk_fallocate(fuse_req_t req, int mode, off_t off, off_t len);
+
+/* FUSE over io_uring: the disk's reads and writes taken straight from their ring entry,
+ * without libfuse. The entry's bio (@io, one per entry from pd_ring_io_new()) and the data
+ * (@payload, @psz bytes received, room for @cap) stay in the entry until the reply, which
+ * goes back into it (pd_uring_answer()). @opcode is FUSE_READ or FUSE_WRITE, @arg its fixed
+ * argument of @arglen bytes. Returns true when the request was taken (it is answered, now
+ * or on completion), false when libfuse is to take it (a read larger than the entry, a
+ * write whose data is short, an argument of another size). Ring thread. */
+struct pd_io;
+struct ring_ent;
+bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint32_t opcode,
+		     const void *arg, size_t arglen, void *payload, size_t psz, size_t cap);
+/* An entry's bio for pd_disk_ring_rw(), or NULL when out of memory; and its freeing. */
+struct pd_io *pd_ring_io_new(void);
+void pd_ring_io_free(struct pd_io *io);
 
 /* The calling receive thread reads requests into @buf (NULL when it stops): a large write may
  * take the buffer over instead of copying its data. */

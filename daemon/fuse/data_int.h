@@ -33,7 +33,9 @@ struct pd_io {
 	 * submission; then only the completion, which owns the bio, changes them. */
 	bool fua;		/* the write is not done yet */
 	bool fua_flush;		/* the bio is now the flush */
-	unsigned int ring_slot;	/* its io_uring entry + 1 (pd_uring_slot()), 0 if none */
+	/* The ring entry the request came in and is answered into (pd_disk_ring_rw()), which
+	 * also holds this pd_io; NULL for a request that came through libfuse. */
+	struct ring_ent *ring;
 	struct iovec iov;
 	char data[];		/* the read or write buffer, or a range bio's iovecs */
 };

@@ -23,8 +23,6 @@
 #include "daemon/fuse/statfile.h"
 
 #define PD_MAX_BACKGROUND 256u
-/* The file handle of an open of disk answered with FOPEN_DIRECT_IO (0 for the others). */
-#define PD_FH_DIRECT 1u
 
 static struct pd *req_pd(fuse_req_t req)
 {
@@ -356,17 +354,10 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
-	unsigned int flags = 0;
-
 	switch (ino) {
 	case INO_DISK:
-		/* The kernel follows a write through the page-cache path that is O_DSYNC (the
-		 * open's flags, or RWF_DSYNC; O_SYNC includes it) with an fsync, but not one
-		 * through an FOPEN_DIRECT_IO open: it only passes O_DSYNC in the write's flags
-		 * (fuse_write_in.flags, which libfuse hands over in fi->flags). */
-		if (fi->fh == PD_FH_DIRECT && (fi->flags & O_DSYNC))
-			flags |= PD_WRITE_FUA;
-		pd_disk_write(req, bufv, off, flags);
+		/* libfuse hands fuse_write_in.flags over in fi->flags. */
+		pd_disk_write(req, bufv, off, pd_disk_write_flags(fi->fh, (uint32_t)fi->flags));
 		return;
 	case INO_STATS:
 		statfile_write(req, bufv);

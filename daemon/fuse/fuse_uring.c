@@ -121,6 +121,8 @@ static void ring_free(struct pd_uring *u)
 			if (q->evfd >= 0)
 				close(q->evfd);
 			pthread_mutex_destroy(&q->sq_lock);
+			for (unsigned int k = 0; q->ent && k < u->depth; k++)
+				pd_ring_io_free(q->ent[k].io);
 			free(q->ent);
 		}
 	}
@@ -159,6 +161,9 @@ static int ring_queue_init(struct pd_uring *u, struct ring_queue *q, unsigned in
 		e->iov[0].iov_len = sizeof(*e->hdr);
 		e->iov[1].iov_base = e->buf + RING_ROOM;
 		e->iov[1].iov_len = u->payload_size;
+		e->io = pd_ring_io_new();
+		if (!e->io)
+			return -ENOMEM;
 	}
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQSIZE;

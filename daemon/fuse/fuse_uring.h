@@ -48,19 +48,12 @@ void pd_uring_destroy(struct pd *pd);
  * disk's backlog), as the classic receive threads always read the next request. */
 unsigned int pd_uring_max_background(struct pd *pd);
 
-/* The payload buffer of the ring entry whose request the calling thread is handing to
- * libfuse, with its capacity in @cap; NULL on any other thread or outside a request. The
- * buffer is the request's until its reply is sent, and the reply's data may be put there:
- * a read reads into it and a write's data stays in it, with no copy. */
-void *pd_uring_payload(size_t *cap);
-
-/* The entry the calling ring thread is handing to libfuse, as a slot for
- * pd_uring_reply_hint(): its index + 1, or 0 when there is none. */
-unsigned int pd_uring_slot(void);
-
-/* The next reply this thread sends is most likely for the request in @slot (0: no idea):
- * the reply then finds its entry without a search. */
-void pd_uring_reply_hint(unsigned int slot);
+/* Answer the request in ring entry @e (taken by pd_disk_ring_rw()): with -errno @error, or
+ * with @len bytes of reply argument: copied from @arg, or, @arg NULL, already at the start of
+ * the entry's payload (a read's data). The entry goes back to the kernel for its next
+ * request. Any thread. */
+struct ring_ent;
+void pd_uring_answer(struct ring_ent *e, int error, const void *arg, uint32_t len);
 
 /* Fill @info (any thread). */
 void pd_uring_info(struct pd *pd, struct pd_uring_info *info);

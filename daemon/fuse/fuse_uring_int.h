@@ -17,6 +17,7 @@
 #include "daemon/fuse/fuse_uring_abi.h"
 
 struct pd;
+struct pd_io;
 struct fuse_session;
 
 
@@ -50,6 +51,11 @@ struct ring_ent {
 	unsigned int last_cmd;
 	uint64_t last_commit_id;
 	struct ring_ent *next_reply;	/* on q->replies */
+	/* A disk read or write taken straight from the entry (pd_disk_ring_rw()): its bio,
+	 * allocated with the entry, and its unique for the reply. Owned by the request
+	 * until its reply is committed. */
+	struct pd_io *io;
+	uint64_t unique;
 };
 
 struct ring_queue {

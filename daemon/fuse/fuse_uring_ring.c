@@ -4,18 +4,22 @@
  * to libfuse are in fuse_uring_thread.c; setup, start and stop in fuse_uring.c.
  *
  * Requests. The kernel puts a request in an entry of the queue of the CPU that sent it and
- * completes the entry's command; the queue's ring thread sees the CQE, rebuilds the request
- * as libfuse expects it (fuse_in_header, fixed argument, payload: contiguous, the header
- * copied in front of the payload, which stays where the kernel wrote it) and hands it to
- * fuse_session_process_buf(). Before that it records the request's unique in held[] for the
- * entry.
+ * completes the entry's command; the queue's ring thread sees the CQE. The disk's reads and
+ * writes, nearly all the traffic, do not go through libfuse: pd_disk_ring_rw() (data.c)
+ * makes a bio of the entry's own pd_io, its data in the entry's payload (a read reads into
+ * it, a write's data is where the kernel put it), and the completion answers into the entry
+ * (pd_uring_answer()): no allocation, no copy, no search for the entry. Any other request is
+ * rebuilt as libfuse expects it (fuse_in_header, fixed argument, payload: contiguous, the
+ * header copied in front of the payload, which stays where the kernel wrote it) and handed
+ * to fuse_session_process_buf(), after its unique is recorded in held[] for the entry.
  *
  * Replies. Whoever completes a request (the ring thread inline, a backend worker, the timer
- * thread) calls fuse_reply_*(), which ends in ring_writev(). That looks the unique up in
- * held[] and claims the entry with a compare-and-swap to 0, so exactly one reply gets it
- * without a lock; a unique not held belongs to a request read from /dev/fuse and is written
- * there. The reply goes into the entry's header and payload and is committed with
- * COMMIT_AND_FETCH, which also gives the entry back for the next request.
+ * thread) answers it: a disk read or write by pd_uring_answer(), anything else by
+ * fuse_reply_*(), which ends in ring_writev(). That looks the unique up in held[] and claims
+ * the entry with a compare-and-swap to 0, so exactly one reply gets it without a lock; a
+ * unique not held belongs to a request read from /dev/fuse and is written there. The reply
+ * goes into the entry's header and payload and is committed with COMMIT_AND_FETCH, which
+ * also gives the entry back for the next request.
  *
  * Who commits. The kernel delivers an idle entry's next request through task work of the
  * thread that submitted the entry's last command. Were a worker to commit, the worker would
@@ -241,34 +245,14 @@ static size_t iov_total(const struct iovec *iov, int count)
 	return len;
 }
 
-/* The slot pd_uring_reply_hint() gave for this thread's next reply, 0 if none. */
-static __thread unsigned int tls_reply_slot;
-
-void pd_uring_reply_hint(unsigned int slot)
-{
-	tls_reply_slot = slot;
-}
-
 /* Claim the entry that holds the request @unique: its index, or -1 if no entry holds it.
- * The hinted entry first (the disk's reads and writes say where their request is); else a
- * ring thread looks at its own queue's entries first: it sends the replies of the requests
- * it ran inline, and the other queues' part of held[] is written by their threads, so that
+ * A ring thread looks at its own queue's entries first: it sends the replies of the requests
+ * it handles, and the other queues' part of held[] is written by their threads, so that
  * reading it costs a cache miss per line. */
 static long ring_claim(struct pd_uring *u, uint64_t unique)
 {
 	unsigned int n = u->nr_queues * u->depth;
 	unsigned int first = tls_ring_q ? tls_ring_q->qid * u->depth : 0;
-	unsigned int hint = tls_reply_slot;
-
-	tls_reply_slot = 0;
-	if (hint && hint <= n) {
-		unsigned int i = hint - 1;
-		uint64_t v = unique;
-
-		/* Pairs with the release in ring_handle(), as below. */
-		if (READ_ONCE(u->held[i]) == unique && cmpxchg_acquire(u->held[i], v, 0))
-			return (long)i;
-	}
 
 	for (unsigned int k = 0; k < n; k++) {
 		unsigned int i = first + k < n ? first + k : first + k - n;
@@ -284,6 +268,27 @@ static long ring_claim(struct pd_uring *u, uint64_t unique)
 static struct ring_ent *ring_ent_at(struct pd_uring *u, unsigned int idx)
 {
 	return &u->queues[idx / u->depth].ent[idx % u->depth];
+}
+
+/* Give @e its reply: the header @out, with @len bytes of the reply's argument already in the
+ * entry's payload; then commit it. 0 or -errno. */
+static int ring_answer(struct ring_ent *e, struct fuse_out_header out, size_t len)
+{
+	out.len = (uint32_t)(sizeof(out) + len);
+	memcpy(e->hdr->in_out, &out, sizeof(out));
+	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
+	return ring_commit(e, out.unique);
+}
+
+void pd_uring_answer(struct ring_ent *e, int error, const void *arg, uint32_t len)
+{
+	struct fuse_out_header out = { .error = error, .unique = e->unique };
+
+	if (error)
+		len = 0;
+	else if (arg)
+		memcpy(e->buf + RING_ROOM, arg, len);
+	ring_answer(e, out, len);
 }
 
 /* Put the reply @iov into @e and commit it. */
@@ -302,15 +307,10 @@ ssize_t ring_reply(struct pd_uring *u, struct ring_ent *e, const struct iovec *i
 			len = 0;
 			break;
 		}
-		/* A read's data may already be there (pd_uring_payload()). */
-		if (iov[i].iov_base != payload + len)
-			memmove(payload + len, iov[i].iov_base, iov[i].iov_len);
+		memcpy(payload + len, iov[i].iov_base, iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
-	out.len = (uint32_t)(sizeof(out) + len);
-	memcpy(e->hdr->in_out, &out, sizeof(out));
-	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
-	if (ring_commit(e, out.unique)) {
+	if (ring_answer(e, out, len)) {
 		errno = EIO;
 		return -1;
 	}

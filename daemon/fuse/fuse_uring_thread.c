@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* FUSE over io_uring, the ring threads: one per queue, pinned to its CPU, which waits for
- * the queue's requests, hands each to libfuse, and submits the replies it made with its next
- * wait (fuse_uring_ring.c has the replies and the commits; fuse_uring.c setup and stop).
+ * the queue's requests, makes a bio of each of the disk's reads and writes straight from its
+ * entry (pd_disk_ring_rw()), hands any other request to libfuse, and submits the replies it
+ * made with its next wait (fuse_uring_ring.c has the replies and the commits; fuse_uring.c
+ * setup and stop).
  *
  * Affinity. The kernel queues a request on the queue of the CPU that sent it, and delivers
  * it by task work of the thread that submitted the entry's command: each ring thread is
@@ -42,26 +44,6 @@
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/fuse_uring_int.h"
 
-/* The entry whose request this ring thread is handing to libfuse, or NULL. */
-static __thread struct ring_ent *tls_ring_ent;
-
-void *pd_uring_payload(size_t *cap)
-{
-	struct ring_ent *e = tls_ring_ent;
-
-	if (!e)
-		return NULL;
-	*cap = e->q->u->payload_size;
-	return e->buf + RING_ROOM;
-}
-
-unsigned int pd_uring_slot(void)
-{
-	struct ring_ent *e = tls_ring_ent;
-
-	return e ? e->idx + 1 : 0;
-}
-
 unsigned int pd_uring_max_background(struct pd *pd)
 {
 	struct pd_uring *u = pd->uring;
@@ -97,21 +79,26 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 		ring_reply(u, e, &iov, 1);
 		return;
 	}
+	WRITE_ONCE(q->requests, q->requests + 1);
+	if ((in->opcode == FUSE_READ || in->opcode == FUSE_WRITE) && in->nodeid == INO_DISK) {
+		e->unique = id;
+		if (pd_disk_ring_rw(u->pd, e->io, e, in->opcode, e->hdr->op_in, oplen,
+				    e->buf + RING_ROOM, psz, u->payload_size))
+			return;
+	} else {
+		/* Only the disk's reads and writes are quick to take in: anything else (a
+		 * control command that waits, a flush) ends the burst of submissions
+		 * (queue_burst()). */
+		queue_burst(0);
+	}
 	start = e->buf + RING_ROOM - oplen - sizeof(*in);
 	memcpy(start, in, sizeof(*in));
 	memcpy(start + sizeof(*in), e->hdr->op_in, oplen);
 	fb.mem = start;
 	fb.size = in->len;
-	WRITE_ONCE(q->requests, q->requests + 1);
-	/* Only the disk's reads and writes are quick to take in: anything else (a control
-	 * command that waits, a flush) ends the burst of submissions (queue_burst()). */
-	if ((in->opcode != FUSE_READ && in->opcode != FUSE_WRITE) || in->nodeid != INO_DISK)
-		queue_burst(0);
 	/* Pairs with the acquire of the claim in ring_claim(). */
 	smp_store_release(u->held[e->idx], id);
-	tls_ring_ent = e;
 	fuse_session_process_buf(u->se, &fb);
-	tls_ring_ent = NULL;
 }
 
 /* The ring thread may run backing I/O itself while no request waits in its CQ. */
