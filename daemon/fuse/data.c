@@ -122,14 +122,10 @@ static void pd_io_set_data(struct pd_io *io, void *buf, size_t len)
 	io->bio.iovcnt = 1;
 }
 
-/* A bio of @op on [@off, @off + @len) with @extra bytes after it (its data, or iovecs). */
-static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
-			       uint32_t len, size_t extra)
+/* Make @io a bio of @op on [@off, @off + @len), answered to @req. */
+static void pd_io_init(struct pd_io *io, struct pd *pd, fuse_req_t req, enum bio_op op,
+		       uint64_t off, uint32_t len)
 {
-	struct pd_io *io = malloc(sizeof(*io) + extra);
-
-	if (!io)
-		return NULL;
 	memset(io, 0, sizeof(*io));
 	io->pd = pd;
 	io->req = req;
@@ -138,6 +134,16 @@ static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, ui
 	io->bio.len = len;
 	io->bio.end_io = pd_end_io;
 	io->reply_len = len;
+}
+
+/* A bio of @op on [@off, @off + @len) with @extra bytes after it (its data, or iovecs). */
+static struct pd_io *pd_io_new(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off,
+			       uint32_t len, size_t extra)
+{
+	struct pd_io *io = malloc(sizeof(*io) + extra);
+
+	if (io)
+		pd_io_init(io, pd, req, op, off, len);
 	return io;
 }
 
@@ -174,23 +180,20 @@ struct pd_io *pd_io_new_charged(struct pd *pd, fuse_req_t req, enum bio_op op, u
 	pd_io_set_data(io, big ? ext : io->data, len);
 	return io;
 }
-/* Clamp a read of [@off, @off + *@size) to the disk. false when nothing is left to read:
- * a read at or past the end, or of 0 bytes, returns 0 bytes; a read across it is short. */
-static bool pd_read_clamp(const struct pd *pd, uint64_t off, size_t *size)
+/* Whether a read or write of [@off, @off + *@size) of the disk goes to the queue: 0, with
+ * *@size clamped to the disk's end (a read across it is short; as on a block device, a write
+ * across it is written up to it). Else it is answered at once: PD_DISK_EMPTY with 0 bytes (a
+ * read at or past the end or of 0 bytes, a write of 0 bytes), or -errno (the daemon stops,
+ * a write starts at or past the end). A negative file offset is taken as past the end. */
+#define PD_DISK_EMPTY 1
+static int pd_disk_check(const struct pd *pd, enum bio_op op, uint64_t off, size_t *size)
 {
-	if (off >= pd->be.size || !*size)
-		return false;
-	if (*size > pd->be.size - off)
-		*size = (size_t)(pd->be.size - off);
-	return true;
-}
-
-/* Clamp a write of [@off, @off + *@size) to the disk: 0, or ENOSPC when it starts at or past
- * the end. As on a block device, a write across the end is written up to it. */
-static int pd_write_clamp(const struct pd *pd, uint64_t off, size_t *size)
-{
+	if (READ_ONCE(pd->stopping))
+		return -PD_ESTOPPED;
+	if (!*size || (op == BIO_OP_READ && off >= pd->be.size))
+		return PD_DISK_EMPTY;
 	if (off >= pd->be.size)
-		return ENOSPC;
+		return -ENOSPC;
 	if (*size > pd->be.size - off)
 		*size = (size_t)(pd->be.size - off);
 	return 0;
@@ -205,11 +208,14 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off)
 {
 	struct pd *pd = req_pd(req);
 	struct pd_io *io;
+	int ret;
 
-	if (pd_refuse(pd, req))
-		return;
-	if (off < 0 || !pd_read_clamp(pd, (uint64_t)off, &size)) {
-		fuse_reply_buf(req, NULL, 0);
+	ret = pd_disk_check(pd, BIO_OP_READ, (uint64_t)off, &size);
+	if (ret) {
+		if (ret < 0)
+			fuse_reply_err(req, -ret);
+		else
+			fuse_reply_buf(req, NULL, 0);
 		return;
 	}
 	if (!pd_data_get_or_park(pd, pd_io_charge(size, false), true)) {
@@ -309,15 +315,12 @@ void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned
 	bool in_rx;
 	int err;
 
-	if (pd_refuse(pd, req))
-		return;
-	if (!size) {
-		fuse_reply_write(req, 0);
-		return;
-	}
-	err = off < 0 ? ENOSPC : pd_write_clamp(pd, (uint64_t)off, &size);
+	err = pd_disk_check(pd, BIO_OP_WRITE, (uint64_t)off, &size);
 	if (err) {
-		fuse_reply_err(req, err);
+		if (err < 0)
+			fuse_reply_err(req, -err);
+		else
+			fuse_reply_write(req, 0);
 		return;
 	}
 	rxdata = pd_write_data(bufv, size, &in_rx);
@@ -362,12 +365,11 @@ void pd_ring_io_free(struct pd_io *io)
 bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint32_t opcode,
 		     const void *arg, size_t arglen, void *payload, size_t psz, size_t cap)
 {
-	struct fuse_write_out wo = { .size = 0 };
 	enum bio_op op;
 	uint64_t off;
 	size_t size;
 	bool fua = false;
-	int err;
+	int ret;
 
 	if (opcode == FUSE_READ) {
 		const struct fuse_read_in *ri = arg;
@@ -388,30 +390,13 @@ bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint
 		size = wi->size;
 		fua = pd_disk_write_flags(wi->fh, wi->flags) & PD_WRITE_FUA;
 	}
-	if (READ_ONCE(pd->stopping)) {
-		pd_uring_answer(ent, -PD_ESTOPPED, NULL, 0);
-		return true;
-	}
-	if (op == BIO_OP_READ && !pd_read_clamp(pd, off, &size)) {
-		pd_uring_answer(ent, 0, NULL, 0);
-		return true;
-	}
-	if (op == BIO_OP_WRITE && !size) {
-		pd_uring_answer(ent, 0, &wo, sizeof(wo));
-		return true;
-	}
-	if (op == BIO_OP_WRITE && (err = pd_write_clamp(pd, off, &size))) {
-		pd_uring_answer(ent, -err, NULL, 0);
-		return true;
-	}
-	memset(io, 0, sizeof(*io));
-	io->pd = pd;
+	ret = pd_disk_check(pd, op, off, &size);
+	pd_io_init(io, pd, NULL, op, off, ret ? 0 : (uint32_t)size);
 	io->ring = ent;
-	io->bio.op = op;
-	io->bio.offset = off;
-	io->bio.len = (uint32_t)size;
-	io->bio.end_io = pd_end_io;
-	io->reply_len = size;
+	if (ret) {
+		pd_ring_end(io, ret < 0 ? ret : 0);
+		return true;
+	}
 	io->fua = fua;
 	pd_io_set_data(io, payload, size);
 	queue_submit(&pd->q, &io->bio);
