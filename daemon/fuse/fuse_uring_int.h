@@ -52,10 +52,8 @@ struct ring_ent {
 	uint64_t last_commit_id;
 	struct ring_ent *next_reply;	/* on q->replies */
 	/* A disk read or write taken straight from the entry (pd_disk_ring_rw()): its bio,
-	 * allocated with the entry, and its unique for the reply. Owned by the request
-	 * until its reply is committed. */
+	 * allocated with the entry. Owned by the request until its reply is committed. */
 	struct pd_io *io;
-	uint64_t unique;
 };
 
 struct ring_queue {

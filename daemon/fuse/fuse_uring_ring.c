@@ -282,7 +282,9 @@ static int ring_answer(struct ring_ent *e, struct fuse_out_header out, size_t le
 
 void pd_uring_answer(struct ring_ent *e, int error, const void *arg, uint32_t len)
 {
-	struct fuse_out_header out = { .error = error, .unique = e->unique };
+	/* The kernel's header, ours until the commit, still quotes the request's unique. */
+	struct fuse_out_header out = { .error = error,
+				       .unique = e->hdr->ring_ent_in_out.commit_id };
 
 	if (error)
 		len = 0;

@@ -81,7 +81,6 @@ static void ring_handle(struct ring_queue *q, struct ring_ent *e)
 	}
 	WRITE_ONCE(q->requests, q->requests + 1);
 	if ((in->opcode == FUSE_READ || in->opcode == FUSE_WRITE) && in->nodeid == INO_DISK) {
-		e->unique = id;
 		if (pd_disk_ring_rw(u->pd, e->io, e, in->opcode, e->hdr->op_in, oplen,
 				    e->buf + RING_ROOM, psz, u->payload_size))
 			return;
