@@ -39,6 +39,8 @@
 #include "conf/faults.h"
 #include "core/cache/cache.h"
 #include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
+#include "core/backend/backend.h"
 
 /* mount.io_uring: the FUSE transport (daemon/fuse/fuse_uring.c). */
 enum conf_io_uring {

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 
 struct backend;
 
@@ -23,7 +23,7 @@ struct backend_ops {
 	/* Requests wait on a server (a network round trip): the FUSE side lets the most in
 	 * (chain_may_hold()). */
 	bool remote;
-	/* An I/O stage (core/stage/io.h): run @rq, return 0/-errno or IO_ASYNC. @be is the backend. */
+	/* An I/O stage (core/stage/request.h): run @rq, return 0/-errno or IO_ASYNC. @be is the backend. */
 	int (*exec)(void *be, struct request *rq);
 	/* Make every completed write durable. 0 or -errno. May block. */
 	int (*sync)(struct backend *be);
@@ -53,6 +53,21 @@ struct backend {
 	int fault[BIO_OP_NR];	/* fault_lock: last error of each op, 0 when healthy */
 };
 
+/* The backing store's connection settings (NBD; the file backend has none). */
+struct backend_params {
+	uint32_t connections;		/* controller.connections: 0 = what the server allows,
+					 * two per online CPU, at most
+					 * BACKEND_DEFAULT_CONNECTIONS */
+	uint32_t timeout_ms;		/* backend.timeout_ms: no reply for this long = dead */
+	bool structured_replies;	/* backend.structured_replies: ask the server for them */
+};
+
+#define BACKEND_DEFAULT_CONNECTIONS	4u
+#define BACKEND_MAX_CONNECTIONS		16u
+#define BACKEND_DEFAULT_TIMEOUT_MS	30000u
+
+void backend_params_default(struct backend_params *bp);
+
 /* Errors of backend_open(), beyond -errno, that the daemon reports distinctly. */
 #define BACKEND_ESIZE 1000	/* existing image of another size */
 #define BACKEND_ELOCKED 1001	/* another process holds the image */
@@ -69,7 +84,7 @@ int backend_open(struct backend *be, const char *path, uint64_t size, char *err,
 int backend_open_read_only(struct backend *be, const char *path, uint64_t size, char *err,
 			   size_t errlen);
 
-/* Run @rq's I/O through @be's backend (an I/O stage, core/stage/io.h): 0/-errno or IO_ASYNC.
+/* Run @rq's I/O through @be's backend (an I/O stage, core/stage/request.h): 0/-errno or IO_ASYNC.
  * Writes and discards to a read-only backend fail with -EROFS. Any thread. */
 int backend_exec(void *be, struct request *rq);
 

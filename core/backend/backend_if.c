@@ -9,6 +9,13 @@
 
 const char backend_zero_chunk[BACKEND_ZERO_CHUNK];
 
+void backend_params_default(struct backend_params *bp)
+{
+	bp->connections = 0; /* what the server allows, up to BACKEND_DEFAULT_CONNECTIONS */
+	bp->timeout_ms = BACKEND_DEFAULT_TIMEOUT_MS;
+	bp->structured_replies = false; /* see core/backend/backend_nbd_conn.c, nb_conn_connect() */
+}
+
 bool backend_rq_is_zeroes(const struct request *rq)
 {
 	if (rq->op != BIO_OP_WRITE || !rq->bio)

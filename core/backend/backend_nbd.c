@@ -19,7 +19,7 @@
 #include "core/backend/backend_nbd_int.h"
 #include "core/util/barrier.h"
 #include "core/util/log.h"
-#include "core/queue/stats.h"
+#include "core/util/text.h"
 
 /* Without a maximum from the server, the protocol says a client should not send more. */
 #define NBD_DEFAULT_MAX (32u * 1024 * 1024)

@@ -8,7 +8,6 @@
 #include <stdint.h>
 
 #include "core/backend/backend.h"
-#include "core/queue/params.h"
 
 /* Connect to @uri (an NBD URI, see backend_uri_is_nbd()) with @p's connections and timeout,
  * and start one event-loop thread per connection. @size 0 takes the export's size; any other

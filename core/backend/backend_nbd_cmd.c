@@ -2,7 +2,7 @@
 /* The NBD backend's commands: a request becomes NBD commands on a connection, and their
  * replies end it.
  *
- * nb_exec (an I/O stage, core/stage/io.h) runs in whatever thread the controller dispatches from:
+ * nb_exec (an I/O stage, core/stage/request.h) runs in whatever thread the controller dispatches from:
  * it turns the request into one or more NBD commands (a request above the server's maximum
  * is split; a request of several buffers goes through one bounce buffer), starts them with
  * nbd_aio_pread/pwrite/flush/trim/zero on the least busy connection and returns IO_ASYNC. No

@@ -28,7 +28,6 @@
 #include "core/backend/backend_nbd_int.h"
 #include "core/util/barrier.h"
 #include "core/util/clock.h"
-#include "core/ctrl/ctrl.h"
 #include "core/util/log.h"
 
 #define BACKOFF_MIN_NS (100 * NSEC_PER_MSEC)
@@ -350,7 +349,7 @@ void *nb_conn_loop(void *arg)
 	tls_loop = c;
 	/* Ending a request dispatches the next ones; starting an NBD command never blocks, so
 	 * this thread starts them itself instead of handing them to a worker. */
-	ctrl_set_thread_inline(always, NULL);
+	io_set_thread_inline(always, NULL);
 	while (!smp_load_acquire(c->stop)) {
 		struct nbd_handle *h = c->h; /* only this thread changes it */
 		uint64_t now = clock_now_ns();

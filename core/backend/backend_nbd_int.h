@@ -23,7 +23,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/backend_nbd.h"
-#include "core/stage/io.h"
+#include "core/stage/request.h"
 
 struct nbd_handle;
 
@@ -155,7 +155,7 @@ void nb_conn_busy(struct nbd_conn *c);
  * flight, 0 if none. Loop thread, no lock held. */
 uint64_t nb_conn_process_done(struct nbd_conn *c);
 
-/* The backend ops' exec (an I/O stage, core/stage/io.h; @arg is the struct backend) and sync (a
+/* The backend ops' exec (an I/O stage, core/stage/request.h; @arg is the struct backend) and sync (a
  * flush outside the queue, at stop). */
 int nb_exec(void *arg, struct request *rq);
 int nb_sync(struct backend *be);

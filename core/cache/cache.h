@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A volatile write cache in front of the image, and the power cut that drops what it had not
- * made durable: an I/O stage (core/stage/io.h) between the controller and the backend. */
+ * made durable: an I/O stage (core/stage/request.h) between the controller and the backend. */
 #ifndef PLUGDISK_CACHE_H
 #define PLUGDISK_CACHE_H
 
@@ -8,8 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
-#include "core/stage/io.h"
+#include "core/stage/request.h"
 #include "core/cache/wlog.h"
 
 enum cache_mode { CACHE_MODE_NONE, CACHE_MODE_WRITEBACK, CACHE_MODE_NR };

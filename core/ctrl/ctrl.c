@@ -321,7 +321,7 @@ static void ctrl_io_done(struct ctrl *c, struct request *rq, uint64_t now)
 	queue_complete_at(rq->queue, rq, now);
 }
 
-/* An asynchronous stage ended @rq's backing I/O (core/stage/io.h). */
+/* An asynchronous stage ended @rq's backing I/O (core/stage/request.h). */
 static void ctrl_rq_io_done(struct request *rq, int error)
 {
 	struct ctrl *c = rq->io_done_arg;
@@ -378,18 +378,9 @@ static void ctrl_worker_run(void *arg, struct request *rq)
 	ctrl_exec(arg, rq, &clock);
 }
 
-/* Per thread: may this thread run I/O it dispatches? Set by the daemon's receive threads. */
-static __thread ctrl_inline_fn tls_inline_fn;
-static __thread void *tls_inline_arg;
 /* Set while this thread runs I/O inline: the completion of that I/O dispatches more, and
  * running that inline too would recurse once per queued request. */
 static __thread bool tls_in_inline;
-
-void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg)
-{
-	tls_inline_fn = fn;
-	tls_inline_arg = arg;
-}
 
 /* Unit-test mode (no workers): run everything in this thread. Completions dispatch more;
  * those are appended to the list of the outermost call instead of recursing. */
@@ -422,6 +413,8 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 {
 	struct request *mine;
 	uint64_t clock = 0;
+	io_inline_fn inline_fn;
+	void *inline_arg;
 
 	if (!list)
 		return;
@@ -438,8 +431,9 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	/* A backing store that answers in a few microseconds (page cache, tmpfs) is run here
 	 * whatever else waits for this thread: the hand-off to a worker and the worker's reply
 	 * cost more than the I/O. Otherwise the thread asks whether it may. */
-	if (tls_in_inline || !tls_inline_fn ||
-	    (READ_ONCE(c->exec_avg_ns) > CTRL_INLINE_SLOW_NS && !tls_inline_fn(tls_inline_arg))) {
+	inline_fn = io_thread_inline(&inline_arg);
+	if (tls_in_inline || !inline_fn ||
+	    (READ_ONCE(c->exec_avg_ns) > CTRL_INLINE_SLOW_NS && !inline_fn(inline_arg))) {
 		pool_queue(&c->pool, list, 0);
 		return;
 	}

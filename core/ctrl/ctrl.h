@@ -8,10 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
-#include "core/stage/io.h"
+#include "core/stage/request.h"
 #include "core/ctrl/latency.h"
-#include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
 #include "core/ctrl/pool.h"
 #include "core/ctrl/rate.h"
 #include "core/queue/stats.h"
@@ -20,7 +19,7 @@
 struct queue;
 struct ctrl;
 
-/* Executes one request's backing I/O: an I/O stage (core/stage/io.h) that returns 0 or -errno, or
+/* Executes one request's backing I/O: an I/O stage (core/stage/request.h) that returns 0 or -errno, or
  * IO_ASYNC and ends the request later through rq->io_done. The real one is backend_exec();
  * unit tests plug in a fake. */
 typedef io_exec_fn ctrl_exec_fn;
@@ -101,16 +100,10 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
- * If the calling thread's inline hook (ctrl_set_thread_inline) says it may, the thread runs
+ * If the calling thread's inline hint (io_set_thread_inline, core/stage/request.h) says it may, the thread runs
  * the first request's I/O itself and queues the rest for the workers: a submitter with
  * nothing else to do saves the hand-off to a worker, as blk-mq issues directly. */
 void ctrl_issue(struct ctrl *c, struct request *list);
-
-/* A hook that tells whether the calling thread may run backing I/O now. */
-typedef bool (*ctrl_inline_fn)(void *arg);
-
-/* Set the calling thread's inline hook (NULL: always hand work to the workers). */
-void ctrl_set_thread_inline(ctrl_inline_fn fn, void *arg);
 
 /* Whether the controller may keep a request beyond its backing I/O: a service latency or
  * a rate limit. q->lock held. */

@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
-#include "core/queue/params.h"
+#include "core/stage/request.h"
+#include "core/ctrl/ctrl_params.h"
 
 enum lat_dist {
 	LAT_DIST_CONSTANT,

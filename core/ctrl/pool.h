@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 
 /* Runs one request; called from a pool thread with no pool lock held. */
 typedef void (*pool_run_fn)(void *arg, struct request *rq);

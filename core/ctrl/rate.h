@@ -29,8 +29,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
-#include "core/queue/params.h"
+#include "core/stage/request.h"
+#include "core/ctrl/ctrl_params.h"
 
 struct rate_bucket {
 	uint64_t rate;		/* units per second; 0 = unlimited */

@@ -16,10 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 #include "core/util/clock.h"
-#include "core/stage/io.h"
-#include "core/queue/stats.h"
+#include "core/fault/fault_stats.h"
 #include "core/util/timer.h"
 
 /* The most faults a set holds at once (and that `stats` lists). */
@@ -148,7 +147,7 @@ bool fault_any(struct fault_set *fs);
  * fire. q->lock held (the controller calls it from ctrl_admit()). */
 uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq);
 
-/* The I/O stage (core/stage/io.h), @arg a struct fault_set: applies errors, lies, corruption,
+/* The I/O stage (core/stage/request.h), @arg a struct fault_set: applies errors, lies, corruption,
  * stalls and bad blocks, and runs the rest through the lower stage. */
 int fault_exec(void *arg, struct request *rq);
 

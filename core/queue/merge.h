@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 
 struct queue;
 

@@ -52,7 +52,6 @@
 #include "core/queue/queue.h"
 #include "core/queue/queue_int.h"
 
-const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
 
 void queue_unlink(struct queue *q, struct request *rq)
 {

@@ -7,9 +7,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 #include "core/util/clock.h"
 #include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
 #include "core/queue/stats.h"
 #include "core/util/timer.h"
 

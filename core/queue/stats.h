@@ -10,9 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 #include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
 #include "core/ctrl/rate.h"
+#include "core/fault/fault_stats.h"
+#include "core/util/text.h"
 
 /* Latency histogram: log-linear, 16 sub-buckets per power of two (<= 6.25% error), in us. */
 #define LAT_SUB_BITS 4
@@ -58,26 +61,6 @@ struct queue_stats {
 	uint64_t depletion_waits;	/* submitters that waited for a free request */
 	uint64_t busy_ns;		/* time with requests queued or in flight */
 	uint64_t weighted_ns;		/* integral of (queued + in flight) over time */
-};
-
-/* Injected faults (core/fault/fault.c): counters per op, and per active fault. */
-#define STATS_MAX_FAULTS 64
-
-struct fault_stat_one {
-	unsigned int id;
-	uint64_t matched;	/* requests it matched */
-	uint64_t injected;	/* requests it acted on */
-};
-
-struct fault_stats {
-	uint64_t errors[BIO_OP_NR];	/* requests failed by a fault */
-	uint64_t delays[BIO_OP_NR];	/* requests given extra latency */
-	uint64_t stalls[BIO_OP_NR];	/* requests stalled */
-	uint64_t lies[BIO_OP_NR];	/* writes acknowledged and not written */
-	uint64_t corrupts[BIO_OP_NR];	/* requests whose data was corrupted */
-	unsigned int held;		/* requests stalled now */
-	unsigned int nr;		/* active faults, the first nr of f[] */
-	struct fault_stat_one f[STATS_MAX_FAULTS];
 };
 
 /* A consistent copy of everything the stats files show. */
@@ -126,11 +109,6 @@ unsigned int size_bucket(uint64_t bytes);
 
 /* Render the `stats` file. Returns the length written (always < @len, NUL-terminated). */
 size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len);
-
-/* Append printf output to @buf (@len bytes, @len > 0) at *@pos and move *@pos past it, never
- * past the buffer's end: a full buffer keeps a NUL-terminated prefix. For stats text. */
-void stats_put(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* Render the 17-field /sys/block/<dev>/stat line. */
 size_t stats_format_stat(const struct stats_snapshot *ss, char *buf, size_t len);

@@ -8,7 +8,7 @@
  * call these ops; an op a stage leaves NULL means "nothing to do here".
  *
  * The contract, per op:
- *   exec         Run one request (core/stage/io.h): 0 or -errno when done, or IO_ASYNC and
+ *   exec         Run one request (core/stage/request.h): 0 or -errno when done, or IO_ASYNC and
  *                rq->io_done later, exactly once. Requests may end in any order: a caller that
  *                needs an order waits for the first before it sends the second. A write a
  *                stage acknowledged is durable once a flush received after that
@@ -53,7 +53,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 
 struct chain_params;
 struct stats_snapshot;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "core/queue/bio.h"
+#include "core/stage/request.h"
 
 /* Read (@write false) or write all of @iov[0..@cnt) at @off of @fd through sys_ops,
  * restarting after short transfers and EINTR, IOV_MAX entries per call at most. Consumes

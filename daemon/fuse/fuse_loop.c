@@ -141,7 +141,7 @@ static void *pd_fuse_thread(void *arg)
 	int fd = pd->fuse_fd;
 	bool woken = false, wait_first;
 
-	ctrl_set_thread_inline(pd_may_run_inline, pd);
+	io_set_thread_inline(pd_may_run_inline, pd);
 	queue_set_unplugs_idle(true);
 	pd_data_set_rxbuf(&fbuf);
 	while (!fuse_session_exited(se)) {

@@ -310,7 +310,7 @@ void *ring_thread(void *arg)
 	snprintf(name, sizeof(name), "plugdisk-ring%u", q->qid);
 	pthread_setname_np(pthread_self(), name);
 	ring_pin(q);
-	ctrl_set_thread_inline(ring_may_run_inline, q);
+	io_set_thread_inline(ring_may_run_inline, q);
 	queue_set_unplugs_idle(true);
 	ring_bind_thread(q);
 

@@ -657,13 +657,13 @@ static unsigned int run_dispatch_inline(uint64_t exec_ns, unsigned int n)
 	F.cp.workers = 2;
 	F.exec_ns = exec_ns;
 	fake_start(&F);
-	ctrl_set_thread_inline(always_inline, NULL);
+	io_set_thread_inline(always_inline, NULL);
 	for (unsigned int i = 0; i < n; i++)
 		submit(&F, &b[i], BIO_OP_WRITE, (uint64_t)i * 64 * KiB, 4 * KiB);
 	ck_assert_uint_eq(F.nexec, 0); /* plugged */
 	queue_unplug_idle(&F.q);
 	queue_drain(&F.q);
-	ctrl_set_thread_inline(NULL, NULL);
+	io_set_thread_inline(NULL, NULL);
 	pthread_mutex_lock(&F.log_lock);
 	ck_assert_uint_eq(F.nexec, n);
 	ck_assert_uint_eq(F.completions, n);

@@ -10,7 +10,7 @@
 
 #include "core/util/clock.h"
 #include "core/ctrl/latency.h"
-#include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
 #include "tests/unit/suite.h"
 
 #define T0 (1000ull * NSEC_PER_SEC)

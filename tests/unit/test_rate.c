@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/util/clock.h"
-#include "core/queue/params.h"
+#include "core/ctrl/ctrl_params.h"
 #include "core/ctrl/rate.h"
 #include "tests/unit/suite.h"
 

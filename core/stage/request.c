@@ -1,9 +1,28 @@
 // SPDX-License-Identifier: MIT
-/* Waiting for one request's I/O through any stage, synchronous or not. */
+/* The request's op names, waiting for one request's I/O through any stage, and the per-thread
+ * inline hint (core/stage/request.h). */
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "core/stage/io.h"
+#include "core/stage/request.h"
+
+const char *const bio_op_name[BIO_OP_NR] = { "read", "write", "flush", "discard" };
+
+/* Per thread: may this thread run I/O it dispatches? */
+static __thread io_inline_fn tls_inline_fn;
+static __thread void *tls_inline_arg;
+
+void io_set_thread_inline(io_inline_fn fn, void *arg)
+{
+	tls_inline_fn = fn;
+	tls_inline_arg = arg;
+}
+
+io_inline_fn io_thread_inline(void **arg)
+{
+	*arg = tls_inline_arg;
+	return tls_inline_fn;
+}
 
 struct io_waiter {
 	pthread_mutex_t lock;
