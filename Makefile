@@ -62,8 +62,10 @@ $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
 # Unit tests: one Check suite per module, tests/unit/test_*.c, linked with core (and conf).
+# The reference model is a program of several files, tests/unit/model/*.c: test_model.
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%)
+MODEL_SRC := $(wildcard tests/unit/model/*.c)
+UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%) $(B)/tests/unit/test_model
 
 .PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak \
 	powercut format static model explore-demo
@@ -124,13 +126,15 @@ static: deps
 	@tests/static/check.sh
 
 format:
-	clang-format -i core/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] conf/*.[ch] conf/*/*.[ch] tests/unit/*.c tests/bench/*.c tests/crash/*.c
+	clang-format -i core/*/*.[ch] daemon/*.[ch] daemon/*/*.[ch] conf/*.[ch] conf/*/*.[ch] tests/unit/*.c tests/unit/model/*.[ch] tests/bench/*.c tests/crash/*.c
 
 # The unit objects are intermediate files of a pattern chain: keep them, so that a second
 # build relinks nothing and recompiles only what changed.
-.SECONDARY: $(UNIT_SRC:%.c=$(B)/%.o)
+.SECONDARY: $(UNIT_SRC:%.c=$(B)/%.o) $(MODEL_SRC:%.c=$(B)/%.o)
 $(B)/tests/unit/%.o: override CFLAGS += $(call pc_cflags,check) -UNDEBUG
 $(B)/tests/unit/test_%: $(B)/tests/unit/test_%.o $(CONF_OBJ) $(B)/libcore.a
+	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm
+$(B)/tests/unit/test_model: $(MODEL_SRC:%.c=$(B)/%.o) $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CONF_LIBS) -lm
 
 # Mount tests: small scripts, one behaviour each, sharing tests/lib.sh.
@@ -154,7 +158,7 @@ check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
 	@PLUGDISK=$(abspath $(B)/plugdisk) BUILD=$(abspath $(B)) LOGDIR=$(B)/test-logs \
 		tests/run-tests.sh $(TESTS)
 
-# The reference model of the stages below the controller (tests/unit/test_model.c), run long:
+# The reference model of the stages below the controller (tests/unit/model/), run long:
 # make model SEQUENCES=N [JOBS=J] [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. J processes share the
 # N sequences; the first divergence of each is shrunk and printed with the command that
 # replays it.
