@@ -429,14 +429,12 @@ int ws_state_build(const struct ws_log *l, struct ws_builder *b, const struct ws
 
 uint64_t ws_state_cut_pos(const struct ws_log *l, const struct ws_state *s)
 {
-	const struct ws_window *w = &l->win[s->win];
-
-	if ((s->kind == WS_K_FLUSH || s->kind == WS_K_PREFIX) && s->j < s->n) {
-		uint64_t p = l->ops[w->durable + s->j].pos; /* just before the first op lost */
-
-		return p > w->pos ? p : w->pos + 1;
-	}
-	return w->end_pos;
+	/* The latest cut that can leave the state: the window's end. A cut anywhere in the
+	 * window can leave any of its states (background destaging makes any pending op
+	 * durable before it, and the cut's mode drops, keeps or tears the rest), so the
+	 * checker is told of every mark acknowledged before the next barrier: a commit
+	 * acknowledged and then lost is a state too. */
+	return l->win[s->win].end_pos;
 }
 
 int64_t ws_state_mark(const struct ws_log *l, const struct ws_state *s, uint64_t *nacked)

@@ -121,7 +121,8 @@ void ws_builder_free(struct ws_builder *b);
 int ws_state_build(const struct ws_log *l, struct ws_builder *b, const struct ws_state *s,
 		   struct extmap *out);
 
-/* The file offset of the state's cut: marks before it were acknowledged before the cut. */
+/* The file offset of the latest cut that can leave the state (its window's end): marks
+ * before it were acknowledged before that cut, and the checker is told of them all. */
 uint64_t ws_state_cut_pos(const struct ws_log *l, const struct ws_state *s);
 
 /* The last mark the state made durable (every op before it kept whole and acknowledged

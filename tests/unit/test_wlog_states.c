@@ -247,15 +247,20 @@ START_TEST(test_state_contents_and_marks)
 	/* Flush 1's state: A and B, not C. */
 	ck_assert_uint_eq(state_byte(&l, w1, 0), 'A');
 	ck_assert_uint_eq(state_byte(&l, w1, 16384), 0);
+	/* Its latest cut is just before flush 2, after both marks: acknowledged, then lost. */
 	ws_state_decode(&l, w1, &s);
 	ck_assert_int_eq(ws_state_mark(&l, &s, &nacked), -1);
-	ck_assert_uint_eq(nacked, 0);
-	/* Prefix 1: C kept, D not; m1 durable, acknowledged (the cut is before D). */
+	ck_assert_uint_eq(nacked, 2);
+	/* Prefix 1: C kept, D not; m1 durable, both acknowledged. */
 	ck_assert_uint_eq(state_byte(&l, w1 + 1, 16384), 'C');
 	ck_assert_uint_eq(state_byte(&l, w1 + 1, 0), 'A');
 	ws_state_decode(&l, w1 + 1, &s);
 	ck_assert_int_eq(ws_state_mark(&l, &s, &nacked), 0);
-	ck_assert_uint_eq(nacked, 1);
+	ck_assert_uint_eq(nacked, 2);
+	/* The start window's states end at flush 1, before any mark. */
+	ws_state_decode(&l, 1, &s);
+	ck_assert_int_eq(ws_state_mark(&l, &s, &nacked), -1);
+	ck_assert_uint_eq(nacked, 0);
 	/* Prefix 2: D over A; m2 durable. */
 	ck_assert_uint_eq(state_byte(&l, w1 + 2, 0), 'D');
 	ws_state_decode(&l, w1 + 2, &s);
@@ -279,6 +284,50 @@ START_TEST(test_state_contents_and_marks)
 	ck_assert_uint_eq(state_byte(&l, w1 + 5, 20480), 'C');
 	/* After the ignored flush: E is not durable (the flush state lacks it). */
 	ck_assert_uint_eq(state_byte(&l, l.win[3].first_id, 8192), 0);
+	ws_log_close(&l);
+	unlink(path);
+}
+END_TEST
+
+/* A write fsynced, a second one never flushed, then a mark: a cut after the mark that drops
+ * the second write is a state whose checker is told of the mark. */
+START_TEST(test_acknowledged_then_lost_is_a_state)
+{
+	struct ws_builder b;
+	struct ws_log l;
+	struct wlog w;
+	char err[256];
+	bool found = false;
+
+	memset(blk[0], 0x11, sizeof(blk[0]));
+	memset(blk[1], 0xaa, sizeof(blk[1]));
+	make_path();
+	ck_assert_int_eq(wlog_open(&w, path, 16 << 20, 4096), 0);
+	wlog_append(&w, WLOG_WRITE, 1, 1 << 20, 4096, blk[0]);
+	wlog_append(&w, WLOG_FLUSH, 1, 0, 0, NULL);
+	wlog_append(&w, WLOG_WRITE, 2, 0, 4096, blk[1]);
+	wlog_append(&w, WLOG_MARK, 2, 0, 7, "commit1");
+	wlog_close(&w);
+	ck_assert_int_eq(ws_log_open(&l, path, 2, err, sizeof(err)), 0);
+	ws_builder_init(&b);
+	for (uint64_t id = 0; id < l.nstates; id++) {
+		struct ws_state s;
+		struct extmap m;
+		uint64_t nacked;
+		uint8_t c0 = 0, c1 = 0;
+
+		ws_state_decode(&l, id, &s);
+		extmap_init(&m);
+		ck_assert_int_eq(ws_state_build(&l, &b, &s, &m), 0);
+		extmap_read(&m, 0, 1, &c0);
+		extmap_read(&m, 1 << 20, 1, &c1);
+		ws_state_mark(&l, &s, &nacked);
+		if (c1 == 0x11 && c0 != 0xaa && nacked == 1)
+			found = true;
+		extmap_free(&m);
+	}
+	ck_assert_msg(found, "no state where commit1 was acknowledged and block 0 lost");
+	ws_builder_free(&b);
 	ws_log_close(&l);
 	unlink(path);
 }
@@ -401,6 +450,7 @@ int main(void)
 	tcase_add_test(tc, test_failed_flush_ends_no_window);
 	tcase_add_test(tc, test_states_decode_one_to_one);
 	tcase_add_test(tc, test_state_contents_and_marks);
+	tcase_add_test(tc, test_acknowledged_then_lost_is_a_state);
 	tcase_add_test(tc, test_discard_is_a_barrier_and_large_windows_drop_k);
 	tcase_add_test(tc, test_sample_is_seeded_distinct_sorted);
 	tcase_add_test(tc, test_cache_marks_and_bad_logs);
