@@ -4,11 +4,14 @@
  * MOUNTPOINT argument. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "conf/profile.h"
+#include "core/backend/backend.h"
 #include "core/util/log.h"
 #include "daemon/cli.h"
 #include "daemon/daemon.h"
@@ -34,7 +37,9 @@ static void usage(FILE *f)
 		"                         opened read-only (disk.read_only)\n"
 		"  -v, --verbose          log debug messages too (--log-level=debug)\n"
 		"      --log-level LEVEL  error, warning, info (default) or debug\n"
-		"      --pidfile PATH     write the daemon's PID to PATH once it runs; removed at exit\n"
+		"      --pidfile PATH     write the daemon's PID to PATH, locked while it runs (a\n"
+		"                         second daemon with the same PATH is refused); removed at exit\n"
+		"      --log-file PATH    log to PATH (appended) instead of syslog or the journal\n"
 		"  -o, --options OPTS     extra FUSE mount options (mount.options)\n"
 		"      --set KEY=VALUE    set any configuration key; may be repeated\n"
 		"      --profile NAME     emulate a named device (profile); keys you set win\n"
@@ -53,7 +58,7 @@ static void usage(FILE *f)
 enum {
 	OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE,
 	OPT_LIST_KEYS,
-	OPT_DOC_KEYS,
+	OPT_DOC_KEYS, OPT_LOG_FILE,
 };
 
 /* --log-level's words, in enum log_level's order, and their other spellings. */
@@ -120,6 +125,7 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+		{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 		{ "options", required_argument, NULL, 'o' },
 		{ "set", required_argument, NULL, OPT_SET },
 		{ "dump-config", no_argument, NULL, OPT_DUMP },
@@ -190,6 +196,13 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 			}
 			cli->pidfile = optarg;
 			break;
+		case OPT_LOG_FILE:
+			if (!*optarg) {
+				fprintf(stderr, "plugdisk: --log-file '': must not be empty\n");
+				return EXIT_USAGE;
+			}
+			cli->log_file = optarg;
+			break;
 		case OPT_DUMP:
 			cli->dump = true;
 			break;
@@ -224,6 +237,68 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 	cli->pos = argv + optind;
 	cli->npos = argc - optind;
 	return -1;
+}
+
+/* @path made absolute against @cwd, in memory that lives as long as the process; NULL when
+ * out of memory. An absolute or empty @path is returned as it is. */
+static const char *abs_path(const char *cwd, const char *path)
+{
+	char *p;
+
+	if (path[0] == '/' || !path[0]) /* an empty one is refused as it was typed */
+		return path;
+	if (asprintf(&p, "%s/%s", cwd, path) < 0)
+		return NULL;
+	return p;
+}
+
+/* A URI, or what the config loader refuses as a mistyped one ("NBD://h", "nbd:/x"): left as
+ * it is, for the loader to judge. */
+static bool looks_like_uri(const char *s)
+{
+	const char *colon = strchr(s, ':');
+
+	return backend_uri_is_nbd(s) || (colon && !memchr(s, '/', (size_t)(colon - s)));
+}
+
+int pd_cli_absolute(struct pd *pd, struct pd_cli *cli)
+{
+	static const char set_image[] = "disk.image=";
+	char cwd[PATH_MAX];
+	const char *p;
+
+	if (!getcwd(cwd, sizeof(cwd))) {
+		fprintf(stderr, "plugdisk: getcwd: %s\n", strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (pd->config_file && !(pd->config_file = abs_path(cwd, pd->config_file)))
+		goto oom;
+	if (cli->pidfile && !(cli->pidfile = abs_path(cwd, cli->pidfile)))
+		goto oom;
+	if (cli->log_file && !(cli->log_file = abs_path(cwd, cli->log_file)))
+		goto oom;
+	/* disk.image, unless it is an NBD URI: -i IMAGE or --set disk.image=IMAGE */
+	for (size_t i = 0; i < pd->nargs; i++) {
+		struct conf_arg *a = &pd->args[i];
+
+		if (a->key && !strcmp(a->key, "disk.image")) {
+			if (!looks_like_uri(a->arg) && !(a->arg = abs_path(cwd, a->arg)))
+				goto oom;
+		} else if (!a->key && !strncmp(a->arg, set_image, strlen(set_image))) {
+			p = a->arg + strlen(set_image);
+			if (*p && *p != '/' && !looks_like_uri(p)) {
+				char *s;
+
+				if (asprintf(&s, "%s%s/%s", set_image, cwd, p) < 0)
+					goto oom;
+				a->arg = s;
+			}
+		}
+	}
+	return 0;
+oom:
+	fprintf(stderr, "plugdisk: out of memory\n");
+	return EXIT_RUNTIME;
 }
 
 int pd_cli_mountpoint(const struct pd_cli *cli, const struct pd_config *cfg, char **mp)

@@ -14,6 +14,7 @@ struct pd_cli {
 	bool dump;		/* --dump-config */
 	int log_level;		/* -v, --log-level: enum log_level */
 	const char *pidfile;	/* --pidfile, or NULL */
+	const char *log_file;	/* --log-file, or NULL */
 	char **pos;		/* the arguments after the options */
 	int npos;
 };
@@ -22,6 +23,11 @@ struct pd_cli {
  * -o last so that it wins). Returns -1 to go on, or the exit status to end with: --help,
  * --version and --list-profiles printed what they ask for, or a message went to stderr. */
 int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli);
+
+/* Make every path the command line gave absolute (-c, -i and --set disk.image= for a file,
+ * --pidfile, --log-file), from the working directory at start: the daemon runs in /, and a
+ * reload reads -c again. 0, or EXIT_USAGE with a message on stderr. */
+int pd_cli_absolute(struct pd *pd, struct pd_cli *cli);
 
 /* The mountpoint: the argument, else mount.point from @cfg. 0 with *@mp set, or EXIT_USAGE
  * with a message on stderr. */

@@ -31,6 +31,7 @@
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
+#include "daemon/pidfile.h"
 #include "daemon/preflight.h"
 #include "daemon/reload.h"
 #include "daemon/stop.h"
@@ -128,37 +129,14 @@ static int pd_mount(struct pd *pd)
 
 /* ---- main ---- */
 
-/* --pidfile: the daemon's PID, written once it runs (after the fork), so that the file exists
- * by the time the start returns. 0, or -1 with the reason logged. */
-static int pd_pidfile_write(const char *path)
-{
-	char buf[32];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-
-	if (fd < 0) {
-		log_err("--pidfile %s: %m", path);
-		return -1;
-	}
-	if (write(fd, buf, (size_t)n) != n) {
-		log_err("--pidfile %s: write: %m", path);
-		close(fd);
-		unlink(path);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static struct pd pdata;
 	struct pd *pd = &pdata;
 	bool foreground, have_syslog = true, is_nbd;
 	char err[1024], *mp = NULL;
-	const char *pidfile = NULL;
 	struct pd_cli cli;
-	int ret, ready_pipe[2] = { -1, -1 };
+	int ret, ready_pipe[2] = { -1, -1 }, pid_fd = -1, log_fd = -1;
 	sigset_t sigs;
 
 	if (argc > 1 && !strcmp(argv[1], "top"))
@@ -175,19 +153,10 @@ int main(int argc, char **argv)
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
 		return ret;
-	/* The daemon leaves its working directory: keep the pidfile's path absolute. */
-	if (cli.pidfile && cli.pidfile[0] != '/') {
-		static char abs_pid[PATH_MAX];
-		char cwd[PATH_MAX];
-
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    (size_t)snprintf(abs_pid, sizeof(abs_pid), "%s/%s", cwd, cli.pidfile) >=
-			    sizeof(abs_pid)) {
-			fprintf(stderr, "plugdisk: --pidfile %s: path too long\n", cli.pidfile);
-			return EXIT_USAGE;
-		}
-		cli.pidfile = abs_pid;
-	}
+	/* The daemon leaves its working directory, and a reload reads -c again. */
+	ret = pd_cli_absolute(pd, &cli);
+	if (ret)
+		return ret;
 	foreground = cli.foreground;
 
 	ret = conf_load_args(pd->config_file, pd->args, pd->nargs, &pd->cfg, err, sizeof(err));
@@ -237,6 +206,24 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Refused before anything is mounted: another daemon's pid file, a log file that cannot
+	 * be opened. */
+	if (cli.pidfile) {
+		ret = pd_pidfile_lock(cli.pidfile, &pid_fd);
+		if (ret) {
+			backend_close(&pd->be);
+			return ret;
+		}
+	}
+	if (cli.log_file) {
+		log_fd = open(cli.log_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		if (log_fd < 0) {
+			fprintf(stderr, "plugdisk: --log-file %s: %s\n", cli.log_file, strerror(errno));
+			pd_pidfile_remove(pid_fd, cli.pidfile);
+			backend_close(&pd->be);
+			return EXIT_USAGE;
+		}
+	}
 	if (!foreground) {
 		pid_t pid;
 		char st = EXIT_RUNTIME;
@@ -258,21 +245,26 @@ int main(int argc, char **argv)
 		}
 		close(ready_pipe[0]);
 		setsid();
-		/* Without a syslog socket (a container, a minimal machine) syslog() drops every
-		 * message: log to stderr instead, and keep stderr open. */
-		have_syslog = access("/dev/log", F_OK) == 0;
+		/* Until the start is reported, messages reach the caller's stderr too; then
+		 * syslog or --log-file alone. Without a syslog socket (a container, a minimal
+		 * machine) syslog() would drop every message: say so while the caller can see it. */
+		have_syslog = !cli.log_file && access("/dev/log", F_OK) == 0;
 		log_init("plugdisk", have_syslog, cli.log_level);
+		log_to_fd(log_fd);
 		log_also_stderr(true);
-		if (!have_syslog)
-			log_warn("no syslog socket at /dev/log: logging to stderr");
+		if (!have_syslog && !cli.log_file)
+			log_warn("no syslog socket at /dev/log: messages after the start are lost; "
+				 "use --log-file PATH to keep them");
 	} else {
+		/* stderr, and --log-file too when given */
 		log_init("plugdisk", false, cli.log_level);
+		log_to_fd(log_fd);
+		log_also_stderr(true);
 	}
-	if (cli.pidfile && pd_pidfile_write(cli.pidfile)) {
+	if (pid_fd >= 0 && pd_pidfile_write(pid_fd, cli.pidfile)) {
 		ret = EXIT_RUNTIME;
 		goto fail;
 	}
-	pidfile = cli.pidfile; /* ours to remove at exit */
 	log_debug("log level %d; disk.image %s, %s", cli.log_level, pd->cfg.disk_image,
 		  pd->cfg.disk_read_only ? "read-only" : "read-write");
 
@@ -363,13 +355,13 @@ int main(int argc, char **argv)
 			/* the parent is gone; carry on */
 		}
 		close(ready_pipe[1]);
-		if (have_syslog)
-			log_also_stderr(false);
+		/* Let go of the caller's terminal or pipe: a `$(plugdisk ...)`, an ssh command
+		 * or a CI step returns, and no line lands there after the start returned. */
+		log_also_stderr(false);
 		if (fd >= 0) {
 			dup2(fd, STDIN_FILENO);
 			dup2(fd, STDOUT_FILENO);
-			if (have_syslog)
-				dup2(fd, STDERR_FILENO);
+			dup2(fd, STDERR_FILENO);
 			if (fd > STDERR_FILENO)
 				close(fd);
 		}
@@ -392,15 +384,13 @@ int main(int argc, char **argv)
 		}
 	}
 	ret = pd_shutdown(pd, &sigs);
-	if (pidfile)
-		unlink(pidfile);
+	pd_pidfile_remove(pid_fd, cli.pidfile);
 	conf_free(&pd->cfg);
 	free(pd->args);
 	return ret;
 
 fail:
-	if (pidfile)
-		unlink(pidfile);
+	pd_pidfile_remove(pid_fd, cli.pidfile);
 	if (!foreground) {
 		char st = (char)ret;
 

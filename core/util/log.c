@@ -17,6 +17,7 @@
 static bool log_syslog;
 static bool log_journal;	/* stderr is the journal's stream: lines carry "<N>" */
 static bool log_stderr_too; /* atomic */
+static int log_fd = -1;	/* --log-file, or -1 */
 static enum log_level log_max = LOG_LVL_INFO;
 static const char *log_ident = "plugdisk";
 
@@ -48,6 +49,11 @@ void log_also_stderr(bool on)
 	WRITE_ONCE(log_stderr_too, on); /* a lone flag: a line or two late is fine */
 }
 
+void log_to_fd(int fd)
+{
+	log_fd = fd;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
@@ -69,13 +75,14 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		goto out;
 	if (log_syslog)
 		syslog(prio[lvl], "%s", buf);
-	if (!log_syslog || READ_ONCE(log_stderr_too)) {
+	if ((!log_syslog && log_fd < 0) || READ_ONCE(log_stderr_too) || log_fd >= 0) {
+		bool to_stderr = (!log_syslog && log_fd < 0) || READ_ONCE(log_stderr_too);
 		char line[1200];
 		char pri[8] = "";
 		int m;
 
 		/* In the journal an error's priority says what the tag would. */
-		if (log_journal)
+		if (log_journal && to_stderr)
 			snprintf(pri, sizeof(pri), "<%d>", prio[lvl]);
 		m = snprintf(line, sizeof(line), "%s%s: %s%s\n", pri, log_ident, tag[lvl], buf);
 		if (m < 0)
@@ -84,7 +91,11 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 			m = (int)sizeof(line) - 1;
 			line[m - 1] = '\n';
 		}
-		if (write(STDERR_FILENO, line, m) < 0) {
+		if (to_stderr && write(STDERR_FILENO, line, m) < 0) {
+			/* nowhere left to report it */
+		}
+		/* O_APPEND: one write is one line, whoever else appends */
+		if (log_fd >= 0 && write(log_fd, line + strlen(pri), m - strlen(pri)) < 0) {
 			/* nowhere left to report it */
 		}
 	}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* One logger with levels: stderr in the foreground, syslog as a daemon. */
+/* One logger with levels: stderr in the foreground, syslog as a daemon, or a file. */
 #ifndef PLUGDISK_LOG_H
 #define PLUGDISK_LOG_H
 
@@ -12,6 +12,10 @@ void log_init(const char *ident, bool use_syslog, enum log_level max);
 
 /* Also copy messages to stderr while @on (a daemon until its parent has returned). */
 void log_also_stderr(bool on);
+
+/* Also write every message to @fd (--log-file), as stderr gets them; -1 for none. Call before
+ * starting threads. */
+void log_to_fd(int fd);
 
 /* printf-style; %m works as in syslog(3) (glibc expands it from errno). */
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Messages a user must see: without -f and with no syslog socket, the daemon logs to stderr
-# (and says so once) instead of dropping every line; mounting over a non-empty directory
+# Messages a user must see: without -f and with no syslog socket, the start's lines reach the
+# caller's stderr with a note that later ones need --log-file, and --log-file keeps them all; mounting over a non-empty directory
 # works but warns that its files are hidden.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
@@ -34,9 +34,16 @@ unshare -m --propagation private bash -c '
 	"$2" -i "$3/disk.img" -s 16M "$4" 2>"$3/bg.err"
 	cat "$4/stats" >/dev/null
 	umount "$4"
+	for i in $(seq 100); do pgrep -f "^$2 -i $3/disk.img" >/dev/null || break; sleep 0.05; done
+	pgrep -f "^$2 -i $3/disk.img" >/dev/null && exit 1
+	# --log-file: every line there, and no note
+	"$2" -i "$3/disk.img" -s 16M --log-file "$3/pd.log" "$4" 2>"$3/bg2.err"
+	umount "$4"
 	for i in $(seq 100); do pgrep -f "^$2 -i $3/disk.img" >/dev/null || exit 0; sleep 0.05; done
 	exit 1
 ' _ "$hide" "$PLUGDISK" "$T" "$MNT" || { cat "$T/bg.err" >&2; fail "background run failed"; }
-grep -q "no syslog socket at /dev/log: logging to stderr" "$T/bg.err" ||
-	{ cat "$T/bg.err" >&2; fail "no note about logging to stderr"; }
+grep -q "no syslog socket at /dev/log: messages after the start are lost; use --log-file PATH" \
+	"$T/bg.err" || { cat "$T/bg.err" >&2; fail "no note about --log-file"; }
 grep -q "mounted at" "$T/bg.err" || { cat "$T/bg.err" >&2; fail "the start was not logged to stderr"; }
+grep -q "no syslog socket" "$T/bg2.err" && fail "a note about syslog with --log-file"
+grep -q "mounted at" "$T/pd.log" || { cat "$T/pd.log" >&2; fail "the start was not logged to --log-file"; }

@@ -57,8 +57,8 @@ assert_eq "$(cat "$T/fg.pid")" "$PD_PID" "foreground pidfile"
 pd_stop
 [ -e "$T/fg.pid" ] && fail "the foreground pidfile was left behind"
 
-# A pidfile that cannot be written fails the start, and leaves no mount.
-expect_exit 1 timeout -k 5 15 "$PLUGDISK" -f --pidfile "$T/nodir/x.pid" -i "$T/disk.img" \
+# A pidfile that cannot be written is refused before the mount (exit 2), and leaves no mount.
+expect_exit 2 timeout -k 5 15 "$PLUGDISK" -f --pidfile "$T/nodir/x.pid" -i "$T/disk.img" \
 	-s 64M "$MNT"
 grep -q "^plugdisk: --pidfile $T/nodir/x.pid: No such file or directory" "$T/out" ||
 	fail "unwritable pidfile: $(cat "$T/out")"

@@ -35,7 +35,7 @@ while read -r s; do
 	grep -q "plugdisk $s " "$T/synopsis" || fail "SYNOPSIS lacks plugdisk $s"
 	grep -q "plugdisk $s" "$T/exit" || fail "EXIT STATUS says nothing of plugdisk $s"
 done <"$T/subs"
-for o in --list-profiles --list-keys --dump-config --pidfile --readonly --log-level; do
+for o in --list-profiles --list-keys --dump-config --pidfile --readonly --log-level --log-file; do
 	grep -q -- "$o" "$T/page" || fail "plugdisk(8) lacks $o"
 done
 
