@@ -12,6 +12,8 @@
 #include "conf/config.h"
 #include "core/backend/backend.h"
 #include "core/ctrl/ctrl.h"
+#include "core/cache/cache.h"
+#include "core/fault/fault.h"
 #include "core/stage/chain.h"
 #include "core/queue/queue.h"
 #include "core/util/timer.h"

@@ -615,7 +615,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	}
 	ctrl_snapshot_models(q->ctrl, ss, now);
 	ss->s = q->stats;
-	memset(&ss->faults, 0, sizeof(ss->faults)); /* the stages' part: chain_snapshot() */
+	memset(&ss->faults, 0, sizeof(ss->faults)); /* the fault stage's part: its owner fills it */
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)

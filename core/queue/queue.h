@@ -131,7 +131,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 		       const struct ctrl_params *cp);
 
 /* Copy the state and the counters of the queue and the controller; the stages below fill
- * their part (ss->faults) with chain_snapshot(). */
+ * their part (ss->faults) from the fault stage (daemon/fuse/statfile.c). */
 void queue_snapshot(struct queue *q, struct stats_snapshot *ss);
 
 /* Zero the counters (the state stays). */

@@ -1,166 +1,86 @@
 // SPDX-License-Identifier: MIT
-/* The chain of stages (see chain.h): the stage ops of the faults, the write cache and the
- * backend, building the chain, and the operations that walk it. */
+/* The chain of stages (see chain.h): the order, building the chain, and the operations that
+ * walk it. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "core/queue/stats.h"
 #include "core/stage/chain.h"
 #include "core/util/log.h"
 
-/* ---- the faults ---- */
+/* ---- the order ---- */
 
-static uint64_t faults_admit_ns(void *self, const struct request *rq)
+static const struct stage_ops *stage_by_name(const char *name, size_t len)
 {
-	return fault_latency_ns(self, rq);
+	for (unsigned int i = 0; chain_stages[i]; i++)
+		if (strlen(chain_stages[i]->name) == len && !strncmp(chain_stages[i]->name, name, len))
+			return chain_stages[i];
+	return NULL;
 }
 
-static bool faults_may_hold(void *self)
+int chain_order_parse(const char *text, const struct stage_ops **ops, unsigned int *n,
+		      char *why, size_t whylen)
 {
-	return fault_any(self);
-}
+	const char *p = text;
+	unsigned int k = 0;
 
-static void faults_stop(void *self)
-{
-	unsigned int held = fault_nr_held(self);
+	for (;;) {
+		const struct stage_ops *o;
+		size_t len;
 
-	if (held)
-		log_info("stopping: releasing %u stalled requests", held);
-	fault_close(self); /* and none added through control from now on */
-}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		len = strcspn(p, ", \t");
+		if (!len) {
+			snprintf(why, whylen, "%s", *p ? "an empty stage name" : "no stage named");
+			return -EINVAL;
+		}
+		if (len == 7 && !strncmp(p, "backend", 7)) {
+			snprintf(why, whylen, "the backend is always the bottom stage: leave it out");
+			return -EINVAL;
+		}
+		o = stage_by_name(p, len);
+		if (!o) {
+			snprintf(why, whylen, "unknown stage \"%.*s\"", (int)len, p);
+			return -EINVAL;
+		}
+		for (unsigned int i = 0; i < k; i++)
+			if (ops[i] == o) {
+				snprintf(why, whylen, "stage \"%s\" is named twice", o->name);
+				return -EINVAL;
+			}
+		if (k == CHAIN_MAX_STAGES - 1) {
+			snprintf(why, whylen, "more than %d stages", CHAIN_MAX_STAGES - 1);
+			return -EINVAL;
+		}
+		ops[k++] = o;
+		p += len;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (*p != ',') {
+			snprintf(why, whylen, "stage names are separated by commas");
+			return -EINVAL;
+		}
+		p++;
+	}
+	/* The cache and the faults have keys and control commands of their own: an order
+	 * without one would leave them acting on nothing. */
+	for (const char *const *must = (const char *const[]){ "cache", "faults", NULL }; *must;
+	     must++) {
+		bool found = false;
 
-static int faults_reconfigure(void *self, const struct chain_params *p, char *err,
-			      size_t errlen)
-{
-	if (p->keep_faults)
-		return 0;
-	return fault_replace_configured(self, p->faults, p->nfaults, err, errlen) ? -EINVAL : 0;
-}
-
-static void faults_snapshot(void *self, struct stats_snapshot *ss)
-{
-	fault_stats(self, &ss->faults);
-}
-
-static void faults_stats_reset(void *self)
-{
-	fault_stats_reset(self);
-}
-
-static void faults_destroy(void *self)
-{
-	fault_set_destroy(self);
-}
-
-static const struct stage_ops faults_ops = {
-	.name = "faults",
-	.exec = fault_exec,
-	.admit_ns = faults_admit_ns,
-	.may_hold = faults_may_hold,
-	.stop = faults_stop,
-	.reconfigure = faults_reconfigure,
-	.snapshot = faults_snapshot,
-	.stats_reset = faults_stats_reset,
-	.destroy = faults_destroy,
-};
-
-/* ---- the write cache ---- */
-
-static int wcache_freeze(void *self)
-{
-	return cache_freeze(self);
-}
-
-static void wcache_thaw(void *self)
-{
-	cache_thaw(self);
-}
-
-static int wcache_powercut(void *self, int mode, uint64_t seed, const char *why)
-{
-	return cache_powercut(self, mode, seed, why);
-}
-
-static int wcache_poweron(void *self)
-{
-	return cache_poweron(self);
-}
-
-static int wcache_writeout(void *self)
-{
-	return cache_writeout(self);
-}
-
-static int wcache_reconfigure(void *self, const struct chain_params *p, char *err,
-			      size_t errlen)
-{
-	(void)err;
-	(void)errlen;
-	if (p->cache)
-		cache_reconfigure(self, p->cache);
+		for (unsigned int i = 0; i < k; i++)
+			found |= !strcmp(ops[i]->name, *must);
+		if (!found) {
+			snprintf(why, whylen, "\"%s\" is missing: every order names the cache and "
+				 "the faults", *must);
+			return -EINVAL;
+		}
+	}
+	*n = k;
 	return 0;
-}
-
-static size_t wcache_stats(void *self, char *buf, size_t len)
-{
-	return cache_format_stats(self, buf, len);
-}
-
-static void wcache_stats_reset(void *self)
-{
-	cache_stats_reset(self);
-}
-
-static void wcache_destroy(void *self)
-{
-	cache_free(self);
-}
-
-static const struct stage_ops cache_ops = {
-	.name = "cache",
-	.exec = cache_exec,
-	.freeze = wcache_freeze,
-	.thaw = wcache_thaw,
-	.powercut = wcache_powercut,
-	.poweron = wcache_poweron,
-	.writeout = wcache_writeout,
-	.reconfigure = wcache_reconfigure,
-	.stats = wcache_stats,
-	.stats_reset = wcache_stats_reset,
-	.destroy = wcache_destroy,
-};
-
-/* ---- the backend ---- */
-
-static int backend_writeout(void *self)
-{
-	return backend_sync(self);
-}
-
-static size_t backend_stats_lines(void *self, char *buf, size_t len)
-{
-	return backend_stats(self, buf, len);
-}
-
-static bool backend_may_hold(void *self)
-{
-	const struct backend *be = self;
-
-	return be->ops->remote;
-}
-
-static const struct stage_ops backend_ops = {
-	.name = "backend",
-	.exec = backend_exec,
-	.may_hold = backend_may_hold,
-	.writeout = backend_writeout,
-	.stats = backend_stats_lines,
-};
-
-struct stage backend_stage(struct backend *be)
-{
-	return (struct stage){ .ops = &backend_ops, .self = be };
 }
 
 /* ---- building ---- */
@@ -168,59 +88,58 @@ struct stage backend_stage(struct backend *be)
 int chain_build(struct chain *ch, const struct stage *bottom, const struct chain_params *p,
 		char *err, size_t errlen)
 {
+	const struct stage_ops *order[CHAIN_MAX_STAGES];
 	struct stage up[CHAIN_MAX_STAGES];	/* bottom first */
-	unsigned int n = 0;
+	unsigned int norder, n = 0;
 	int ret;
 
 	memset(ch, 0, sizeof(*ch));
-	up[n++] = *bottom;
-	ret = fault_set_init(&ch->faults, bottom->ops->exec, bottom->self, p->timer, p->clock,
-			     p->clock_arg);
+	ret = chain_order_parse(p->order ? p->order : CHAIN_DEFAULT_ORDER, order, &norder, err,
+				errlen);
 	if (ret) {
-		log_err("fault_set_init: %s", strerror(-ret));
-		ch->failed = "faults";
-		snprintf(err, errlen, "the fault stage could not start: %s", strerror(-ret));
+		ch->failed = "stages.order";
 		return ret;
 	}
-	up[n++] = (struct stage){ .ops = &faults_ops, .self = &ch->faults };
-	/* The configured faults first: a refused one must leave nothing done (a write log
-	 * truncated, a thread started). */
-	if (!p->keep_faults &&
-	    fault_replace_configured(&ch->faults, p->faults, p->nfaults, err, errlen)) {
-		ch->failed = "faults";
-		fault_set_destroy(&ch->faults);
-		return -EINVAL;
-	}
-	if (p->cache && p->cache->mode == CACHE_MODE_WRITEBACK) {
-		ret = cache_init(&ch->cache, p->cache, fault_exec, &ch->faults, p->clock,
-				 p->clock_arg);
-		if (ret) {
-			log_err("cache_init: %s", strerror(-ret));
-			goto fail_faults;
+	for (unsigned int i = 0; i < norder; i++)
+		if (order[i]->check && (ret = order[i]->check(p, err, errlen))) {
+			ch->failed = order[i]->name;
+			return ret;
 		}
-		/* What a cut keeps goes to the image below the faults. */
-		cache_set_image(&ch->cache, bottom->ops->exec, bottom->self);
-		if (p->cache->log && p->cache->log[0])
-			ret = cache_open_log(&ch->cache, p->cache->log, p->disk_size);
-		if (!ret && p->cache_thread)
-			ret = cache_start_thread(&ch->cache);
+	up[n++] = *bottom;
+	for (unsigned int i = norder; i-- > 0;) {
+		const struct stage *image = &up[n - 1];
+		void *self = NULL;
+
+		/* The image: the first stage below that does not let a cut's data pass by. */
+		for (unsigned int j = n - 1; j > 0 && image->ops->image_skip; j--)
+			image = &up[j - 1];
+		ret = order[i]->init(&self, p, &up[n - 1], image, err, errlen);
 		if (ret) {
-			cache_destroy(&ch->cache);
-			goto fail_faults;
+			ch->failed = order[i]->name;
+			goto err;
 		}
-		ch->has_cache = true;
-		up[n++] = (struct stage){ .ops = &cache_ops, .self = &ch->cache };
+		if (self)
+			up[n++] = (struct stage){ .ops = order[i], .self = self };
 	}
 	for (unsigned int i = 0; i < n; i++)
 		ch->st[i] = up[n - 1 - i];
 	ch->n = n;
 	return 0;
 
-fail_faults:
-	ch->failed = "cache";
-	snprintf(err, errlen, "the write cache could not start: %s", strerror(-ret));
-	fault_set_destroy(&ch->faults);
+err:
+	/* Those built, top down, as chain_destroy() does; not the bottom (the caller's). */
+	while (n-- > 1)
+		if (up[n].ops->destroy)
+			up[n].ops->destroy(up[n].self);
 	return ret;
+}
+
+void *chain_find(const struct chain *ch, const char *name)
+{
+	for (unsigned int i = 0; i < ch->n; i++)
+		if (!strcmp(ch->st[i].ops->name, name))
+			return ch->st[i].self;
+	return NULL;
 }
 
 /* ---- walking ---- */
@@ -354,17 +273,16 @@ size_t chain_stats(struct chain *ch, char *buf, size_t len)
 		if (s->ops->stats && used < len)
 			used += s->ops->stats(s->self, buf + used, len - used);
 	}
-	if (!ch->has_cache && used < len)
-		used += cache_format_stats(NULL, buf + used, len - used);
-	return used;
-}
+	for (unsigned int k = 0; chain_stages[k]; k++) {
+		const struct stage_ops *o = chain_stages[k];
+		bool held = false;
 
-void chain_snapshot(struct chain *ch, struct stats_snapshot *ss)
-{
-	memset(&ss->faults, 0, sizeof(ss->faults));
-	for (unsigned int i = 0; i < ch->n; i++)
-		if (ch->st[i].ops->snapshot)
-			ch->st[i].ops->snapshot(ch->st[i].self, ss);
+		for (unsigned int i = 0; i < ch->n; i++)
+			held |= ch->st[i].ops == o;
+		if (!held && o->stats_absent && used < len)
+			used += o->stats(NULL, buf + used, len - used);
+	}
+	return used;
 }
 
 bool chain_may_hold(struct chain *ch)

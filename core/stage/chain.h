@@ -1,39 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /* The chain of stages below the controller, built from the configuration (core/stage/stage.h
- * has the ops and the contract every stage keeps). From the top:
+ * has the ops and the contract every stage keeps). From the top, in stages.order's order
+ * (default "cache, faults"):
  *
  *     controller -> [write cache] -> faults -> backend (file, block device, NBD; or a test's)
  *
- * The write cache, when cache.mode is writeback, sits over the faults, so that a fault hits
- * the cache's destaging as it would hit a disk's media. What a power cut keeps goes from the
- * cache straight to the backend, below the faults: it stands for what had reached the media
- * when the power went, and a stall must not hold the cut.
+ * The write cache, when cache.mode is writeback, sits over the faults by default, so that a
+ * fault hits the cache's destaging as it would hit a disk's media, and only a flush sees it;
+ * "faults, cache" puts the faults over the cache, so that a write meets its fault when it is
+ * written. What a power cut keeps goes from the cache to its image, the first stage below it
+ * that keeps data (the faults pass it by: it stands for what had reached the media when the
+ * power went, and a stall must not hold the cut).
  *
  * The chain's operations walk the stages: freeze, stop and write-out from the top down (what
- * a stage writes out must reach a stage still running), thaw from the bottom up, power cut
- * and power on, reload and stats over every stage that has the op.
+ * a stage writes out must reach a stage still running), thaw and power on from the bottom up,
+ * power cut, reload and stats over every stage that has the op. Control, stats and reload find
+ * a stage by its name (chain_find()).
  *
  * Locking: the chain itself is read-only once built; each stage has its own locks. Lock
  * order: a stage's exec is called with no lock of the caller held, so no lock of one stage
  * is ever held while another stage's is taken. The one op called under a caller's lock is
- * admit_ns, under q->lock: q->lock comes before any stage's lock. */
+ * admit_ns, under q->lock: q->lock comes before any stage's lock.
+ *
+ * How to add a stage: see core/stage/stage.h's end, and doc/design.md. */
 #ifndef PLUGDISK_CHAIN_H
 #define PLUGDISK_CHAIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
-#include "core/backend/backend.h"
-#include "core/cache/cache.h"
-#include "core/fault/fault.h"
 #include "core/stage/stage.h"
 #include "core/util/clock.h"
-#include "core/util/timer.h"
 
-#define CHAIN_MAX_STAGES 4
+struct backend;
+struct cache_params;
+struct timer;
 
-/* What the chain is built from, and what a reload may change. */
+#define CHAIN_MAX_STAGES 8
+
+/* stages.order's default: the write cache over the faults. */
+#define CHAIN_DEFAULT_ORDER "cache, faults"
+
+/* What the chain is built from, and what a reload may change. Each stage reads its part. */
 struct chain_params {
 	/* Build only. */
+	const char *order;		/* stages.order; NULL: CHAIN_DEFAULT_ORDER */
 	struct timer *timer;		/* the faults' timer (delays, stall timeouts) */
 	clock_fn clock;			/* NULL: CLOCK_MONOTONIC (a test's fake clock) */
 	void *clock_arg;
@@ -50,22 +61,27 @@ struct chain {
 	struct stage st[CHAIN_MAX_STAGES];	/* top first; st[n - 1] is the backend */
 	unsigned int n;
 	bool written_out;		/* chain_writeout() ran: only destroy is left */
-	const char *failed;		/* chain_build() failed: "faults" or "cache" */
-	/* The stages' state, for the control commands that address one. */
-	struct fault_set faults;
-	struct cache cache;
-	bool has_cache;
+	const char *failed;		/* chain_build() failed: the stage's name */
 };
+
+/* Every stage the chain can build (core/stage/stages.c), NULL-terminated. */
+extern const struct stage_ops *const chain_stages[];
 
 /* The stage of the file or NBD backend @be (opened by the caller, who closes it). */
 struct stage backend_stage(struct backend *be);
 
-/* Build the chain over @bottom (the backend's stage) from @p: the faults, then the write cache
- * over them when @p->cache is writeback, with its log and thread, then the configured faults.
- * 0, or -errno with @err saying why and ch->failed naming the stage: "faults" when a
- * configured fault is refused (bad input: nothing else was done, no write log truncated),
- * "cache" when the write cache could not start (its log, its thread). On error nothing is
- * left to destroy. */
+/* Parse stages.order @text ("cache, faults": stage names from the top down, separated by
+ * commas and blanks) into @ops (top first) and *@n. Refused, -EINVAL with @why: an unknown
+ * name, a name twice, "backend" (always at the bottom), or an order that leaves out the
+ * cache or the faults (their keys and control commands would have no stage to act on). */
+int chain_order_parse(const char *text, const struct stage_ops **ops, unsigned int *n,
+		      char *why, size_t whylen);
+
+/* Build the chain over @bottom (the backend's stage) from @p: check every stage's settings,
+ * then init the stages of @p->order from the bottom up, each over the one below. 0, or -errno
+ * with @err saying why and ch->failed naming the stage: -EINVAL from a check is bad input
+ * (nothing was done, no write log truncated); others could not start (a log, a thread). On
+ * error nothing is left to destroy. */
 int chain_build(struct chain *ch, const struct stage *bottom, const struct chain_params *p,
 		char *err, size_t errlen);
 
@@ -74,6 +90,9 @@ static inline const struct stage *chain_top(const struct chain *ch)
 {
 	return &ch->st[0];
 }
+
+/* The state of the stage named @name ("cache", "faults"), or NULL when the chain has none. */
+void *chain_find(const struct chain *ch, const char *name);
 
 /* The extra service time the stages add to @rq at admission (ctrl.admit_ns's shape; @arg is
  * the chain). */
@@ -100,12 +119,10 @@ int chain_writeout(struct chain *ch);
 int chain_reconfigure(struct chain *ch, const struct chain_params *p, char *err,
 		      size_t errlen);
 
-/* The stages' `stats` lines, bottom up (the backend's first); the write cache's lines are
- * there, zero, without a write cache, so that the names are stable. Returns the length. */
+/* The stages' `stats` lines, bottom up (the backend's first), then those of the stages with
+ * stats_absent that the chain does not hold, zero, so that the names are stable. Returns the
+ * length. */
 size_t chain_stats(struct chain *ch, char *buf, size_t len);
-
-/* Fill the stages' part of @ss. */
-void chain_snapshot(struct chain *ch, struct stats_snapshot *ss);
 
 /* Whether a stage may keep a request longer than a local store would: a fault is in force
  * (a delay, a stall), or the backend is a server behind a network (NBD). The write cache
@@ -117,11 +134,5 @@ void chain_stats_reset(struct chain *ch);
 
 /* Free every stage but the backend (the caller's). No timer callback may run. */
 void chain_destroy(struct chain *ch);
-
-/* The write cache, or NULL without one. */
-static inline struct cache *chain_cache(struct chain *ch)
-{
-	return ch->has_cache ? &ch->cache : NULL;
-}
 
 #endif

@@ -7,7 +7,23 @@
  * The chain's own operations (freeze, power cut, stop, reload, stats) walk the stages and
  * call these ops; an op a stage leaves NULL means "nothing to do here".
  *
+ * A stage is its own folder's business: it exports one const struct stage_ops (the cache's
+ * cache_stage_ops in core/cache/cache_stage.c), and the chain knows it only by that table,
+ * listed once in core/stage/stages.c; the user's stages.order puts it in the chain.
+ *
  * The contract, per op:
+ *   check        Before any stage is built: whether @p's settings for this stage are good,
+ *                so that a refusal leaves nothing done (no log truncated, no thread
+ *                started). 0, or -EINVAL with @err saying why.
+ *   init         Build the stage over @below (the next stage down, whose exec it calls) from
+ *                @p, and set *@self. A stage that keeps data for a power cut (a write cache)
+ *                writes what a cut keeps to @image: the first stage below it that does not
+ *                set image_skip, whatever it is, so that no stage that transforms data is
+ *                passed by. 0 with *@self NULL: the settings leave the stage out of the chain
+ *                (cache.mode = none). -errno with @err saying why: nothing is left to free.
+ *   image_skip   (A flag.) What a power cut keeps passes by this stage on its way to the
+ *                image: the stage stands for how the device behaves while it runs (a fault, a
+ *                stall), not for where or how data lands.
  *   exec         Run one request (core/stage/request.h): 0 or -errno when done, or IO_ASYNC and
  *                rq->io_done later, exactly once. Requests may end in any order: a caller that
  *                needs an order waits for the first before it sends the second. A write a
@@ -41,10 +57,24 @@
  *   reconfigure  Apply reloadable settings (SIGHUP). -errno with @err (which may be NULL)
  *                when refused; the stage's old settings then stay.
  *   stats        Append `name value` lines (and `#` comments) to @buf; returns the length
- *                written (< @len, NUL-terminated).
- *   snapshot     Fill the stage's part of the counters snapshot (core/queue/stats.h).
+ *                written (< @len, NUL-terminated). With stats_absent set, it is also called
+ *                with @self NULL when the stage is not in the chain, and writes the same
+ *                names, zero, so that the stats file's names are stable.
  *   stats_reset  Zero the stage's counters (a write of `reset` to the stats file).
- *   destroy      Free everything. Nothing is in flight, and no timer of the stage runs.
+ *   destroy      Free everything, @self too. Nothing is in flight, and no timer of the
+ *                stage runs.
+ *
+ * How to add a stage (a compression stage, say, "zip"):
+ *   1. A folder, core/zip/, with zip.h (its state and functions) and zip_stage.c that
+ *      defines `const struct stage_ops zip_stage_ops` (the ops above it needs; NULL for the
+ *      rest) and includes only core/stage/ and core/util/ from outside its folder.
+ *   2. Its settings: a member of struct chain_params (core/stage/chain.h) that its init and
+ *      reconfigure read, filled by the daemon from its keys (conf/keys/zip_keys.c, one line
+ *      in conf/keys/tables.c, daemon/reload.c's pd_chain_params()).
+ *   3. One line in core/stage/stages.c: `&zip_stage_ops,`.
+ *   4. Users put it in the chain with stages.order = "cache, zip, faults"; the chain's walks
+ *      (freeze, power cut, stop, reload, stats) reach it through its ops.
+ *   5. A unit test of the stage over a memory stage, and a mount test.
  */
 #ifndef PLUGDISK_STAGE_H
 #define PLUGDISK_STAGE_H
@@ -56,10 +86,15 @@
 #include "core/stage/request.h"
 
 struct chain_params;
-struct stats_snapshot;
+struct stage;
 
 struct stage_ops {
-	const char *name;	/* "cache", "faults", "file", "nbd", ...: for logs and tests */
+	const char *name;	/* "cache", "faults", "backend": stages.order's words, logs */
+	bool image_skip;	/* what a power cut keeps passes by this stage */
+	bool stats_absent;	/* stats() is called with @self NULL when not in the chain */
+	int (*check)(const struct chain_params *p, char *err, size_t errlen);
+	int (*init)(void **self, const struct chain_params *p, const struct stage *below,
+		    const struct stage *image, char *err, size_t errlen);
 	int (*exec)(void *self, struct request *rq);
 	uint64_t (*admit_ns)(void *self, const struct request *rq);
 	bool (*may_hold)(void *self);
@@ -71,7 +106,6 @@ struct stage_ops {
 	int (*writeout)(void *self);
 	int (*reconfigure)(void *self, const struct chain_params *p, char *err, size_t errlen);
 	size_t (*stats)(void *self, char *buf, size_t len);
-	void (*snapshot)(void *self, struct stats_snapshot *ss);
 	void (*stats_reset)(void *self);
 	void (*destroy)(void *self);
 };

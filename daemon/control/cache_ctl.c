@@ -39,7 +39,7 @@ void pd_cache_reload_cfg(struct pd *pd, const struct pd_config *nc)
 
 static int need_cache(struct pd *pd, struct ctl_out *out)
 {
-	if (chain_cache(&pd->chain))
+	if (chain_find(&pd->chain, "cache"))
 		return 0;
 	ctl_printf(out, "power cuts need the write cache: start with cache.mode = writeback\n");
 	return -EINVAL;
@@ -202,7 +202,7 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		}
 		a.at_ns = clock_now_ns() + after_ms * NSEC_PER_MSEC;
 	}
-	ret = cache_arm(chain_cache(&pd->chain), &a);
+	ret = cache_arm(chain_find(&pd->chain, "cache"), &a);
 	if (ret) {
 		ctl_printf(out, "cannot arm: %s\n", strerror(-ret));
 		return ret;
@@ -214,7 +214,7 @@ static int ctl_arm(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		struct cache_arm now;
 		size_t from = out->len;
 
-		cache_snapshot(chain_cache(&pd->chain), &st, &now);
+		cache_snapshot(chain_find(&pd->chain, "cache"), &st, &now);
 		show_arm(out, &now);
 		ctl_printf(out, "\n");
 		log_info("control: armed: %.*s", (int)(out->len - from - 1),
@@ -243,7 +243,7 @@ int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *
 			ctl_printf(out, "powercut disarm takes no arguments\n");
 			return -EINVAL;
 		}
-		return cache_arm(chain_cache(&pd->chain), &a);
+		return cache_arm(chain_find(&pd->chain, "cache"), &a);
 	}
 	for (int i = 1; i < argc; i++) {
 		if ((ret = arg_mode(argv[i], &mode, out)) <= 0) {
@@ -263,7 +263,7 @@ int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *
 		ctl_printf(out, "the power is already off\n");
 		return 0;
 	}
-	cache_snapshot(chain_cache(&pd->chain), &st, NULL);
+	cache_snapshot(chain_find(&pd->chain, "cache"), &st, NULL);
 	ctl_printf(out, "powercut seed=%" PRIu64 " pending_bytes=%" PRIu64 " dropped_bytes=%" PRIu64
 			"\n",
 		   st.last_cut_seed, st.last_cut_pending, st.last_cut_dropped);
@@ -298,11 +298,11 @@ void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)
 	struct cache_stats st;
 	struct cache_arm a;
 
-	if (!chain_cache(&pd->chain)) {
+	if (!chain_find(&pd->chain, "cache")) {
 		ctl_printf(out, "# cache mode=none: no power cuts\n");
 		return;
 	}
-	cache_snapshot(chain_cache(&pd->chain), &st, &a);
+	cache_snapshot(chain_find(&pd->chain, "cache"), &st, &a);
 	ctl_printf(out, "%s\n", st.powered ? "poweron" : "powercut");
 	show_arm(out, &a);
 	ctl_printf(out, "\n# cache mode=writeback flush=%s powercut=%s atomic_write=%" PRIu32
@@ -322,7 +322,7 @@ int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		ctl_printf(out, "mark needs a text\n");
 		return -EINVAL;
 	}
-	if (!chain_cache(&pd->chain) || !pd->cfg.cache.log || !pd->cfg.cache.log[0]) {
+	if (!chain_find(&pd->chain, "cache") || !pd->cfg.cache.log || !pd->cfg.cache.log[0]) {
 		ctl_printf(out, "marks need the write log: start with cache.log = PATH\n");
 		return -EINVAL;
 	}
@@ -340,7 +340,7 @@ int pd_cache_ctl_mark(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		len += n;
 	}
 	text[len] = '\0';
-	ret = cache_mark(chain_cache(&pd->chain), text);
+	ret = cache_mark(chain_find(&pd->chain, "cache"), text);
 	if (ret) {
 		ctl_printf(out, "mark: the write log failed: %s\n", strerror(-ret));
 		return ret == -EINVAL || ret == -ENOENT ? -EINVAL : -EIO;

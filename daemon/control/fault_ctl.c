@@ -16,7 +16,7 @@ static void show_line(void *arg, const char *line)
 
 void fault_ctl_show(struct pd *pd, struct ctl_out *out)
 {
-	if (fault_list(&pd->chain.faults, show_line, out))
+	if (fault_list(chain_find(&pd->chain, "faults"), show_line, out))
 		out->oom = 1;
 }
 
@@ -51,7 +51,7 @@ static int fault_ctl_add(struct pd *pd, int argc, char **argv, struct ctl_out *o
 		len += n;
 	}
 	text[len] = '\0';
-	id = fault_add(&pd->chain.faults, text, FAULT_FROM_CONTROL, err, sizeof(err));
+	id = fault_add(chain_find(&pd->chain, "faults"), text, FAULT_FROM_CONTROL, err, sizeof(err));
 	if (id < 0) {
 		ctl_printf(out, "fault add: %s\n", err);
 		return id == -ENOMEM || id == -ENOSPC || id == -ESHUTDOWN ? id : -EINVAL;
@@ -72,14 +72,14 @@ int fault_ctl_cmd(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 			ctl_printf(out, "usage: fault del ID\n");
 			return -EINVAL;
 		}
-		if (fault_del(&pd->chain.faults, id)) {
+		if (fault_del(chain_find(&pd->chain, "faults"), id)) {
 			ctl_printf(out, "fault del: no fault %u\n", id);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (!strcmp(sub, "clear") && argc == 2) {
-		fault_clear(&pd->chain.faults);
+		fault_clear(chain_find(&pd->chain, "faults"));
 		return 0;
 	}
 	if (!strcmp(sub, "list") && argc == 2) {
@@ -99,7 +99,7 @@ int fault_ctl_release(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 		ctl_printf(out, "usage: release [ID]\n");
 		return -EINVAL;
 	}
-	n = fault_release(&pd->chain.faults, id);
+	n = fault_release(chain_find(&pd->chain, "faults"), id);
 	if (n < 0) {
 		ctl_printf(out, "release: no fault %u\n", id);
 		return -EINVAL;

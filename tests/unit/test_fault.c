@@ -18,7 +18,7 @@ static struct fake F;
 /* The chain over a memory disk: the faults alone (no write cache), as the daemon builds it
  * with cache.mode = writethrough. */
 static struct chain CH;
-#define FS (CH.faults)
+#define FS (*(struct fault_set *)chain_find(&CH, "faults"))
 static uint8_t disk[DISK_SIZE];
 static unsigned int nexec; /* commands that reached the memory disk */
 
@@ -143,11 +143,10 @@ static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
 
 static struct fault_stats fstats(void)
 {
-	struct stats_snapshot ss;
+	struct fault_stats fs;
 
-	fake_snapshot(&F, &ss);
-	chain_snapshot(&CH, &ss);
-	return ss.faults;
+	fault_stats(&FS, &fs);
+	return fs;
 }
 
 #define LINE 512

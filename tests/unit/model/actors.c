@@ -42,7 +42,7 @@ void job_run(struct run *r, struct job *j)
 		break;
 	case K_TICK:
 		for (int64_t i = 0; i < st->b; i++)
-			if (cache_tick(&r->ch.cache))
+			if (cache_tick(RCACHE(r)))
 				break;
 		j->ret = 0;
 		break;

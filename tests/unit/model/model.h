@@ -205,6 +205,9 @@ struct actor {
 
 enum { A_IDLE, A_GO, A_RUN, A_FIN };
 
+/* The run's write cache, found in its chain by name. */
+#define RCACHE(r) ((struct cache *)chain_find(&(r)->ch, "cache"))
+
 /* One run of one sequence. */
 struct run {
 	/* the stages */

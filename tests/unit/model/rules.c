@@ -310,11 +310,11 @@ bool cache_is_powered(struct run *r, bool *cutting)
 {
 	bool on;
 
-	pthread_mutex_lock(&r->ch.cache.lock);
-	on = r->ch.cache.powered;
+	pthread_mutex_lock(&RCACHE(r)->lock);
+	on = RCACHE(r)->powered;
 	if (cutting)
-		*cutting = r->ch.cache.cutting;
-	pthread_mutex_unlock(&r->ch.cache.lock);
+		*cutting = RCACHE(r)->cutting;
+	pthread_mutex_unlock(&RCACHE(r)->lock);
 	return on;
 }
 

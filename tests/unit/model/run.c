@@ -62,7 +62,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			a.at_ns = clk(r) + (uint64_t)st->b * NSEC_PER_MSEC;
 		a.has_mode = st->c != 0;
 		a.mode = st->c ? (uint32_t)(st->c - 1) : 0;
-		ret = cache_arm(&r->ch.cache, &a);
+		ret = cache_arm(RCACHE(r), &a);
 		if (ret)
 			diverge(r, "arm", "cache_arm: %d", ret);
 		r->armed = st->a != CACHE_ARM_NONE;
@@ -71,7 +71,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	}
 	case K_FADD:
 		fault_text(st, stepno, text, sizeof(text));
-		ret = fault_add(&r->ch.faults, text, FAULT_FROM_CONTROL, err, sizeof(err));
+		ret = fault_add(chain_find(&r->ch, "faults"), text, FAULT_FROM_CONTROL, err, sizeof(err));
 		if (ret == -ENOSPC)
 			break;
 		if (ret < 0) {
@@ -86,14 +86,14 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 	case K_FDEL:
 		if (st->a < 0 || !r->fault_id[st->a])
 			break;
-		if (fault_del(&r->ch.faults, (unsigned int)r->fault_id[st->a]))
+		if (fault_del(chain_find(&r->ch, "faults"), (unsigned int)r->fault_id[st->a]))
 			diverge(r, "fault-del", "fault_del %d failed", r->fault_id[st->a]);
 		fault_gone(r, (int)st->a);
 		break;
 	case K_RELEASE:
 		if (st->a >= 0 && !r->fault_id[st->a])
 			break;
-		fault_release(&r->ch.faults, st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
+		fault_release(chain_find(&r->ch, "faults"), st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
 		break;
 	case K_RELOAD: {
 		char specs[2][256], *v[2] = { specs[0], specs[1] };
@@ -118,7 +118,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		break;
 	}
 	case K_RECONF: {
-		struct cache_params p = r->ch.cache.p;
+		struct cache_params p = RCACHE(r)->p;
 		struct chain_params cp = { .cache = &p, .keep_faults = true };
 
 		p.flush = (uint32_t)st->a;
@@ -447,7 +447,7 @@ static void run_finish(struct run *r)
 	bool stuck = false;
 
 	r->cur_step = -1;
-	fault_clear(&r->ch.faults);
+	fault_clear(chain_find(&r->ch, "faults"));
 	r->nerr_live = r->nstall_live = r->nwerr_live = 0;
 	settle(r);
 	pthread_mutex_lock(&r->alock);
