@@ -78,7 +78,7 @@ $(B)/%.o: %.c
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libcore.a: $(CORE_OBJ)
-	$(call quiet,AR,$@)$(AR) rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm

@@ -37,7 +37,7 @@ $(FUZZ_B)/conf/%.o: FUZZ_CFLAGS += $(call pc_cflags,libconfig)
 $(FUZZ_B)/tests/fuzz/%.o: FUZZ_CFLAGS += $(call pc_cflags,fuse3 libconfig)
 
 $(FUZZ_B)/libcore.a: $(FUZZ_CORE_OBJ)
-	$(call quiet,AR,$@)$(AR) rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 FUZZ_LINK = $(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^
 
