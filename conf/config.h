@@ -74,6 +74,8 @@ struct pd_config {
 	struct backend_params backend;	/* controller.connections, backend.timeout_ms (NBD) */
 	struct conf_faults faults;	/* faults: the faults a run starts with (conf/faults.h) */
 	struct cache_params cache;
+	bool cache_keep_opens;	/* cache.keep_opens: opens of disk outlive power cuts (no
+				 * fence, daemon/fuse/disk_open.c) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"

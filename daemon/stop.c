@@ -22,6 +22,7 @@
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/disk_open.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
 #include "daemon/stop.h"
@@ -146,6 +147,7 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	/* Releases of files closed just before the unmount may never have come. */
 	control_file_free_all();
 	statfile_free_all();
+	pd_disk_open_free_all();
 	/* No timer callback may run into the queue or the workers while they go away. */
 	timer_stop(&pd->timer);
 	ctrl_destroy(&pd->ctrl);

@@ -27,6 +27,10 @@ static const struct conf_key cache_keys[] = {
 		      "what a power cut keeps: drop, prefix, subset or tear"),
 	CONF_KEY("cache.seed", CONF_U64, cache.seed, 0, UINT64_MAX, 0, CONF_RESTART,
 		 "seed of the destage order and of power cuts, 0 = from the clock (logged)"),
+	CONF_KEY("cache.keep_opens", CONF_BOOL, cache_keep_opens, 0, 1, 0, CONF_RESTART,
+		 "false: an open of disk made before a power cut fails every request with EIO "
+		 "from the cut on, as after a real power loss; true: it works again after "
+		 "poweron"),
 	CONF_KEY("cache.log", CONF_STRING, cache.log, 0, PATH_LEN, 0, CONF_RESTART,
 		 "write log for plugdisk replay: completed writes, flushes, discards and power "
 		 "cuts; \"\" = none"),

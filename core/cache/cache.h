@@ -118,7 +118,7 @@ struct cache {
 	/* lock: the power generation, one more at each cut. A request notes it on entry and
 	 * fails with EIO if it changed by the time it ends: whatever was in flight at a cut
 	 * fails, as on a device that lost power, even once the power is back. */
-	uint64_t gen;
+	uint64_t gen;			/* written under lock with WRITE_ONCE: see cache_power_gen() */
 	bool cutting;			/* lock: a cut is writing what it keeps (off the lock) */
 	uint64_t destage_rng;		/* lock: the order of background destaging */
 	uint64_t cut_rng;		/* lock: seeds of cuts that name none */
@@ -190,6 +190,10 @@ uint64_t cache_tick(struct cache *c);
  * (or discard) the lower stage still holds may yet reach the image; poweron waits for it.
  * -EALREADY if the power is already off. @why names the cause in the log. */
 int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why);
+
+/* The power generation: 0 at the start, one more at each cut (from the moment the power
+ * goes). Read without the lock, from any thread. */
+uint64_t cache_power_gen(struct cache *c);
 
 /* Power back on: an empty cache, requests served again, once the destages and discards in
  * flight at the cut came back (a stalled one holds it until released). -EALREADY at once if

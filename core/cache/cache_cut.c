@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/cache/cache_int.h"
+#include "core/util/barrier.h"
 #include "core/util/log.h"
 #include "core/util/prng.h"
 
@@ -146,7 +147,9 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
 		mode = (int)c->p.powercut;
-	c->gen++; /* every request in flight fails, even if the power is back when it ends */
+	/* Every request in flight fails, even if the power is back when it ends. Atomic for
+	 * cache_power_gen(), which reads it without the lock. */
+	WRITE_ONCE(c->gen, c->gen + 1);
 	c->cutting = true;
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_CUT, c->epoch, 0, 0, NULL);
@@ -253,6 +256,11 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		 ret ? "; writing kept data failed" : "");
 	c->cutting = false;
 	pthread_cond_broadcast(&c->cond);
+}
+
+uint64_t cache_power_gen(struct cache *c)
+{
+	return READ_ONCE(c->gen);
 }
 
 void cache_cut_locked(struct cache *c, const char *why)

@@ -197,6 +197,8 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 	kv(&o, "fuse_parks", ss->parks);
 	kv(&o, "fuse_parked_peak", ss->parked_peak);
 	kv(&o, "fuse_max_background", ss->max_background);
+	kv(&o, "disk_opens_fenced", ss->opens_fenced);
+	kv(&o, "disk_requests_fenced", ss->requests_fenced);
 
 	put(&o, "\n# plugging, stop and start\n");
 	kv(&o, "plugs", s->plugs);

@@ -95,6 +95,8 @@ struct stats_snapshot {
 	uint64_t parks;			/* classic: requests ever parked */
 	uint64_t parked_peak;		/* classic: most requests parked at once */
 	uint32_t max_background;	/* the kernel's background limit in force */
+	uint64_t opens_fenced;		/* opens of disk a power cut fenced, counted at poweron */
+	uint64_t requests_fenced;	/* requests of those opens refused with EIO */
 	struct fault_stats faults;	/* zero when no fault set is attached */
 };
 

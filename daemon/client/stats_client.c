@@ -156,7 +156,8 @@ static bool is_counter(const struct stat_line *l)
 	static const char *const counters[] = {
 		"credits_spent", "write_cliff_bytes", "latency_host_starts", "fuse_ring_requests",
 		"fuse_ring_commit_waits", "cache_destaged_bytes", "cache_destaged_writes",
-		"cache_flushes", "cache_flushes_ignored", "cache_powercuts", "nbd_reconnects",
+		"cache_flushes", "cache_flushes_ignored", "cache_powercuts", "disk_opens_fenced",
+		"disk_requests_fenced", "nbd_reconnects",
 		"nbd_timeouts", "nbd_failed_fast", "nbd_deferred",
 	};
 

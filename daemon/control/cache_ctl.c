@@ -18,6 +18,7 @@
 #include "core/util/units.h"
 #include "daemon/control/cache_ctl.h"
 #include "daemon/daemon.h"
+#include "daemon/fuse/disk_open.h"
 
 void pd_cache_reload_cfg(struct pd *pd, const struct pd_config *nc)
 {
@@ -285,6 +286,7 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 		ctl_printf(out, "the power is already on\n");
 		return 0;
 	}
+	ctl_printf(out, "poweron fenced_opens=%" PRIu64 "\n", pd_disk_open_fence(pd));
 	/* The kernel may still cache pages of the disk from before the cut, which the disk may
 	 * no longer hold: drop them, so that readers see what the disk came back with. */
 	ret = fuse_lowlevel_notify_inval_inode(pd->se, INO_DISK, 0, 0);

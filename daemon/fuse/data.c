@@ -22,6 +22,7 @@
 #include "daemon/daemon.h"
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/data_int.h"
+#include "daemon/fuse/disk_open.h"
 #include "daemon/fuse/fuse_uring.h"
 
 static struct pd *req_pd(fuse_req_t req)
@@ -201,7 +202,7 @@ static int pd_disk_check(const struct pd *pd, enum bio_op op, uint64_t off, size
 
 unsigned int pd_disk_write_flags(uint64_t fh, uint32_t flags)
 {
-	return fh == PD_FH_DIRECT && (flags & O_DSYNC) ? PD_WRITE_FUA : 0;
+	return pd_disk_open_is_direct(fh) && (flags & O_DSYNC) ? PD_WRITE_FUA : 0;
 }
 
 void pd_disk_read(fuse_req_t req, size_t size, off_t off)
@@ -366,7 +367,7 @@ bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint
 		     const void *arg, size_t arglen, void *payload, size_t psz, size_t cap)
 {
 	enum bio_op op;
-	uint64_t off;
+	uint64_t off, fh;
 	size_t size;
 	bool fua = false;
 	int ret;
@@ -379,6 +380,7 @@ bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint
 		op = BIO_OP_READ;
 		off = ri->offset;
 		size = ri->size;
+		fh = ri->fh;
 	} else {
 		const struct fuse_write_in *wi = arg;
 
@@ -388,9 +390,12 @@ bool pd_disk_ring_rw(struct pd *pd, struct pd_io *io, struct ring_ent *ent, uint
 		op = BIO_OP_WRITE;
 		off = wi->offset;
 		size = wi->size;
+		fh = wi->fh;
 		fua = pd_disk_write_flags(wi->fh, wi->flags) & PD_WRITE_FUA;
 	}
-	ret = pd_disk_check(pd, op, off, &size);
+	ret = pd_disk_open_check(pd, fh);
+	if (!ret)
+		ret = pd_disk_check(pd, op, off, &size);
 	pd_io_init(io, pd, NULL, op, off, ret ? 0 : (uint32_t)size);
 	io->ring = ent;
 	if (ret) {

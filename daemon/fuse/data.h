@@ -24,9 +24,7 @@ void pd_disk_read(fuse_req_t req, size_t size, off_t off);
  * Access) does on a block device: the write, then a flush. */
 #define PD_WRITE_FUA 1u
 void pd_disk_write(fuse_req_t req, struct fuse_bufvec *bufv, off_t off, unsigned int flags);
-/* The file handle of an open of disk answered with FOPEN_DIRECT_IO (0 for the others). */
-#define PD_FH_DIRECT 1u
-/* The flags of a disk write from its open's @fh and the write's own open flags @flags
+/* The flags of a disk write from its open's @fh (daemon/fuse/disk_open.h) and the write's own open flags @flags
  * (fuse_write_in.fh and .flags): PD_WRITE_FUA for an O_DSYNC write through an O_DIRECT open.
  * The kernel follows a write through the page-cache path that is O_DSYNC (the open's flags,
  * or RWF_DSYNC; O_SYNC includes it) with an fsync, but not one through an FOPEN_DIRECT_IO

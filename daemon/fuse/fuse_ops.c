@@ -18,6 +18,7 @@
 #include "daemon/daemon.h"
 #include "daemon/fuse/background.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/disk_open.h"
 #include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
@@ -277,6 +278,7 @@ static void pd_create(fuse_req_t req, fuse_ino_t p, const char *n, mode_t m,
 static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct pd *pd = req_pd(req);
+	int ret;
 
 	switch (ino) {
 	case INO_DISK:
@@ -294,12 +296,18 @@ static void pd_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		 * the kernel too, and its writes run in parallel, as on a block device: see
 		 * fuse_reply.c. Buffered opens keep the page cache and readahead. Such an open's
 		 * O_DSYNC writes get no FUSE fsync after them: pd_write_buf() flushes them. */
-		if ((fi->flags & O_DIRECT) && pd_reply_dio_may_mmap(pd)) {
+		if ((fi->flags & O_DIRECT) && pd_reply_dio_may_mmap(pd))
 			fi->direct_io = 1;
-			fi->fh = PD_FH_DIRECT;
-			pd_reply_open_flags(PD_FOPEN_PARALLEL_DIRECT_WRITES);
+		/* The handle carries the power fence (disk_open.c). */
+		ret = pd_disk_open_new(pd, fi->direct_io, &fi->fh);
+		if (ret) {
+			fuse_reply_err(req, -ret);
+			return;
 		}
-		fuse_reply_open(req, fi);
+		if (fi->direct_io)
+			pd_reply_open_flags(PD_FOPEN_PARALLEL_DIRECT_WRITES);
+		if (fuse_reply_open(req, fi) == -ENOENT)
+			pd_disk_open_release(fi->fh); /* interrupted: no release will come */
 		return;
 	case INO_STATS:
 	case INO_STAT:
@@ -320,8 +328,22 @@ static void pd_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		statfile_release(req, fi);
 	else if (ino == INO_CONTROL)
 		control_file_release(req, fi);
-	else
+	else {
+		if (ino == INO_DISK)
+			pd_disk_open_release(fi->fh);
 		fuse_reply_err(req, 0);
+	}
+}
+
+/* Refuse a request of disk from an open that a power cut fenced; true when refused. */
+static bool pd_fenced(fuse_req_t req, struct fuse_file_info *fi)
+{
+	int ret = pd_disk_open_check(req_pd(req), fi->fh);
+
+	if (!ret)
+		return false;
+	fuse_reply_err(req, -ret);
+	return true;
 }
 
 static void pd_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -336,7 +358,8 @@ static void pd_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	switch (ino) {
 	case INO_DISK:
-		pd_disk_read(req, size, off);
+		if (!pd_fenced(req, fi))
+			pd_disk_read(req, size, off);
 		return;
 	case INO_STATS:
 	case INO_STAT:
@@ -356,6 +379,8 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 {
 	switch (ino) {
 	case INO_DISK:
+		if (pd_fenced(req, fi))
+			return;
 		/* libfuse hands fuse_write_in.flags over in fi->flags. */
 		pd_disk_write(req, bufv, off, pd_disk_write_flags(fi->fh, (uint32_t)fi->flags));
 		return;
@@ -376,9 +401,11 @@ static void pd_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 
 static void pd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	(void)datasync, (void)fi;
-	if (ino == INO_DISK)
-		pd_disk_fsync(req);
+	(void)datasync;
+	if (ino == INO_DISK) {
+		if (!pd_fenced(req, fi))
+			pd_disk_fsync(req);
+	}
 	else
 		fuse_reply_err(req, 0);
 }
@@ -386,10 +413,10 @@ static void pd_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void pd_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
-	(void)fi;
-	if (ino == INO_DISK)
-		pd_disk_fallocate(req, mode, off, len);
-	else
+	if (ino == INO_DISK) {
+		if (!pd_fenced(req, fi))
+			pd_disk_fallocate(req, mode, off, len);
+	} else
 		fuse_reply_err(req, EPERM);
 }
 

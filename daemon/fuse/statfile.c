@@ -21,6 +21,7 @@
 #include "daemon/daemon.h"
 #include "daemon/fuse/background.h"
 #include "daemon/fuse/data.h"
+#include "daemon/fuse/disk_open.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
 
@@ -66,6 +67,7 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	ss->ring_commit_waits = ui.commit_waits;
 	pd_data_parked_info(pd, &ss->parked, &ss->parks, &ss->parked_peak);
 	ss->max_background = pd_background_now(pd);
+	pd_disk_open_stats(&ss->opens_fenced, &ss->requests_fenced);
 	sb->refs = 1;
 	if (ino == INO_STATS) {
 		sb->len = stats_format(ss, sb->text, STATS_BUF_SIZE);
@@ -182,6 +184,7 @@ void statfile_write(fuse_req_t req, struct fuse_bufvec *bufv)
 	queue_stats_reset(&pd->q);
 	pd_uring_stats_reset(pd);
 	chain_stats_reset(&pd->chain);
+	pd_disk_open_stats_reset();
 	fuse_reply_write(req, n);
 }
 

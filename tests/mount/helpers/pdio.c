@@ -18,6 +18,8 @@
  *   mmapv OFF LEN SEED     check the pattern through a mapping; "ok" or "bad@X"
  *   statread               stats-style file: one big read, then preads at odd offsets and
  *                          lengths compared with it; prints "SIZE ok" or "bad@OFF"
+ *   waitin                 wait for a line on standard input (the script's go-ahead, the
+ *                          descriptor held meanwhile); prints "ok", or "eof"
  *   opens N                open FILE N more times at once, pread 512 B from each, close
  *                          all; prints N or errno
  * The pattern byte at absolute offset X depends only on SEED and X, so any range can be
@@ -298,6 +300,11 @@ int main(int argc, char **argv)
 				printf("%zu ok\n", done);
 			free(b);
 			i += zeros ? 3 : 4;
+		} else if (!strcmp(c, "waitin")) {
+			char line[256];
+
+			printf("%s\n", fgets(line, sizeof(line), stdin) ? "ok" : "eof");
+			i += 1;
 		} else if (!strcmp(c, "fsync") || !strcmp(c, "fdatasync")) {
 			int r = c[1] == 's' ? fsync(fd) : fdatasync(fd);
 
