@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # plugdisk: plain GNU make. Variables: WERROR=1, SANITIZE=1 (ASan+UBSan), TSAN=1, V=1,
 # PREFIX, DESTDIR. Objects go to build/ (build-asan/, build-tsan/ for sanitizer builds).
-# 'make' builds the daemon and the unit tests; 'make static' runs cppcheck and scan-build.
+# 'make' builds the daemon and the unit tests; 'make static' runs cppcheck and scan-build;
+# 'make fuzz' the libFuzzer targets (tests/fuzz/fuzz.mk).
 
 CC ?= gcc
 CFLAGS ?= -O2 -g
@@ -77,7 +78,7 @@ $(B)/%.o: %.c
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(B)/libcore.a: $(CORE_OBJ)
-	$(call quiet,AR,$@)$(AR) rcs $@ $^
+	$(call quiet,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
@@ -86,7 +87,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils \
 	procps psmisc kmod iproute2 coreutils groff-base man-db jq cppcheck clang-tools sqlite3 \
-	python3-prometheus-client graphviz
+	python3-prometheus-client graphviz clang libclang-rt-14-dev
 
 # What building and running the daemon needs ('make run'). 'deps' installs it too, with
 # DEB_PACKAGES: always a superset.
@@ -119,7 +120,7 @@ run: deps-run $(B)/plugdisk
 	$(B)/plugdisk -f $(RUN_ARGS) $(MNT)
 
 clean:
-	rm -rf build build-asan build-tsan build-scan
+	rm -rf build build-asan build-tsan build-scan build-fuzz
 
 # cppcheck and scan-build; fails on findings not listed with a reason in tests/static/.
 static: deps
@@ -180,6 +181,7 @@ doc/request-path.svg: doc/request-path.dot
 
 -include tests/bench/bench.mk
 -include tests/crash/crash.mk
+-include tests/fuzz/fuzz.mk
 -include systemd/install.mk
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

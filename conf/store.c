@@ -217,8 +217,10 @@ static const char *expected(const struct conf_key *k)
 	case CONF_BOOL: return "true or false";
 	case CONF_U32:
 	case CONF_U64:
-		return conf_key_time_unit(k) ? "an integer or a duration string such as \"2ms\""
-					: "an integer";
+		if (conf_key_time_unit(k))
+			return "an integer or a duration string such as \"2ms\"";
+		return k->type == CONF_U64 ? "an integer, or a string of its decimal digits"
+					   : "an integer";
 	case CONF_SIZE: return "an integer or a size string such as \"1G\"";
 	case CONF_STRING:
 	case CONF_ENUM: return "a string";
@@ -250,8 +252,10 @@ static int load_int(struct conf_load *ld, const struct conf_key *k, const struct
 				       k->type == CONF_SIZE ? ", or write a size string like \"4G\"" : "");
 	}
 	v = config_setting_get_int64(s);
-	if (v == LLONG_MAX || v == LLONG_MIN)
-		return key_err(ld, o, k->name, -EINVAL, "overflow: the integer does not fit in 64 bits");
+	if (v == LLONG_MAX)
+		return key_err(ld, o, k->name, -EINVAL,
+			       "overflow: the integer does not fit in 64 bits (from %lld on, write "
+			       "it as a string: \"%lld\")", LLONG_MAX, LLONG_MAX);
 	if (v < 0)
 		return key_err(ld, o, k->name, -EINVAL, "must not be negative (got %lld)", v);
 	return set_num(ld, k, o, (uint64_t)v);
@@ -262,7 +266,6 @@ int load_setting(struct conf_load *ld, const config_setting_t *s, const char *fu
 	const struct conf_key *k = conf_key_find(ld->tabs, full, strlen(full), NULL);
 	struct origin o = setting_origin(ld, s);
 	int type = config_setting_type(s);
-	uint64_t unit;
 	int ret;
 
 	ret = check_include(ld, &o);
@@ -299,9 +302,11 @@ int load_setting(struct conf_load *ld, const config_setting_t *s, const char *fu
 		/* fall through */
 	case CONF_U32:
 	case CONF_U64:
-		unit = conf_key_time_unit(k);
-		if (type == CONFIG_TYPE_STRING && unit)
-			return set_duration_str(ld, k, &o, unit, config_setting_get_string(s));
+		/* A string: a duration with its unit; for a 64-bit key also a decimal of up to
+		 * 64 bits unsigned (what --dump-config writes from INT64_MAX on, which libconfig
+		 * cannot read as a number). */
+		if (type == CONFIG_TYPE_STRING && (conf_key_time_unit(k) || k->type == CONF_U64))
+			return set_num_str(ld, k, &o, config_setting_get_string(s));
 		if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
 			break;
 		return load_int(ld, k, &o, s);

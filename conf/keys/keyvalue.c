@@ -178,7 +178,13 @@ void conf_print_value(FILE *f, const struct pd_config *c, const struct conf_key 
 	default:
 		return;
 	}
-	fprintf(f, "%" PRIu64 "%s", v, v > INT32_MAX ? "L" : "");
+	/* libconfig reads a 64-bit literal as a signed long long, and INT64_MAX is also what
+	 * it makes of one that overflows: from there on the number is written as a string,
+	 * which the loader reads as an unsigned 64-bit decimal. */
+	if (v >= INT64_MAX)
+		fprintf(f, "\"%" PRIu64 "\"", v);
+	else
+		fprintf(f, "%" PRIu64 "%s", v, v > INT32_MAX ? "L" : "");
 }
 
 /* "NAME = VALUE;\t# help" with NAME the key's name without its group. */

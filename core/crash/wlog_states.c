@@ -120,6 +120,7 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	uint64_t opcap = 0, wincap = 0, markcap = 0, flushes = 0, durable = 0, dptr = 0;
 	uint64_t max_epoch = 0, rpos = 0;
 	struct wlog_reader r;
+	char msg[256];
 	struct wlog_rec rec;
 	struct stat st;
 	int ret;
@@ -127,10 +128,15 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	memset(l, 0, sizeof(*l));
 	l->fd = -1;
 	l->k = k;
+	/* The one check every reader makes (core/cache/wlog.c), before anything is built. */
+	ret = wlog_validate_path(path, NULL, msg, sizeof(msg));
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", path, msg);
+		return ret;
+	}
 	ret = wlog_reader_open(&r, path);
 	if (ret) {
-		snprintf(err, errlen, "%s: %s", path,
-			 ret == -EINVAL ? "not a plugdisk write log" : strerror(-ret));
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	r.skip_data = true;

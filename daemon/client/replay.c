@@ -33,10 +33,11 @@ static void replay_usage(FILE *f)
 		"             that completed before flush N+1 was issued, chosen by\n"
 		"             --mode (default subset) from --seed (default 1)\n"
 		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
-		"Exit: 0 done, 1 I/O error or bad log, 2 usage.\n");
+		"Exit: 0 done, 1 I/O error or a replay the log cannot meet, 2 usage or a bad\n"
+		"log (the message names the record).\n");
 }
 
-static int replay_list(struct wlog_reader *r)
+static int replay_list(struct wlog_reader *r, const struct wlog_summary *sum)
 {
 	uint64_t writes = 0, bytes = 0, flushes = 0, discards = 0, durable = 0;
 	struct wlog_rec rec;
@@ -44,6 +45,7 @@ static int replay_list(struct wlog_reader *r)
 
 	printf("# log: disk %" PRIu64 " bytes, atomic write %" PRIu32 "\n", r->hdr.disk_size,
 	       r->hdr.atomic_write);
+	r->skip_data = true; /* counted, never read */
 	while ((ret = wlog_next(r, &rec)) > 0) {
 		switch (rec.type) {
 		case WLOG_WRITE:
@@ -74,6 +76,10 @@ static int replay_list(struct wlog_reader *r)
 		case WLOG_CUT:
 			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
 			return 0;
+		case WLOG_ATOMIC:
+			printf("atomic write %" PRIu64 " after %" PRIu64 " writes: later cuts tear at "
+			       "it\n", rec.len, writes);
+			break;
 		case WLOG_MARK:
 			printf("mark after %" PRIu64 " writes: ", writes);
 			/* The text as written, with a byte that is not printable as '?'. */
@@ -84,24 +90,97 @@ static int replay_list(struct wlog_reader *r)
 		}
 	}
 	if (ret < 0) {
-		fprintf(stderr, "plugdisk replay: bad record after %" PRIu64 " writes\n", writes);
-		return 1;
+		fprintf(stderr, "plugdisk replay: record %" PRIu64 " at byte %" PRIu64 ": %s\n",
+			r->nrec, r->rec_pos, ret == -EINVAL ? r->why : strerror(-ret));
+		return ret == -EINVAL ? 2 : 1;
 	}
+	if (sum->cut_short)
+		printf("cut short at byte %" PRIu64 " after %" PRIu64 " writes: a write error "
+		       "stopped the log; what followed is not in it\n", sum->cut_short, writes);
 	printf("end after %" PRIu64 " writes (%" PRIu64 " bytes), %" PRIu64 " flushes\n", writes,
 	       bytes, flushes);
 	return 0;
 }
 
-/* Feed one record to the cache as the I/O it stands for. */
-static int replay_io(struct cache *c, enum bio_op op, uint64_t off, uint64_t len, void *data)
-{
-	struct iovec iov = { data, len };
-	struct bio bio = { .op = op, .offset = off, .len = (uint32_t)len, .iovcnt = data ? 1 : 0,
-			   .iov = data ? &iov : NULL };
-	struct request rq = { .op = op, .offset = off, .len = len, .bio = &bio, .biotail = &bio,
-			      .nr_bios = 1, .nr_iov = data ? 1 : 0 };
+/* A bio carries at most this much (its len is 32 bits). */
+#define REPLAY_BIO_MAX (1u << 30)
+/* Durable writes go to the image in chunks of this much, read from the log one at a time:
+ * a replay holds a chunk, not a write. */
+#define REPLAY_CHUNK (1u << 20)
 
-	return cache_exec(c, &rq);
+/* Run one I/O of any length (@data NULL for a discard) through @exec as one request, in
+ * bios of at most REPLAY_BIO_MAX. 0 or -errno. */
+static int replay_io(int (*exec)(void *, struct request *), void *arg, enum bio_op op,
+		     uint64_t off, uint64_t len, uint8_t *data)
+{
+	unsigned int n = (unsigned int)((len + REPLAY_BIO_MAX - 1) / REPLAY_BIO_MAX), i;
+	struct request rq = { .op = op, .offset = off, .len = len, .nr_bios = n ? n : 1 };
+	struct bio *bios = calloc(rq.nr_bios, sizeof(*bios));
+	struct iovec *iov = calloc(rq.nr_bios, sizeof(*iov));
+	int ret;
+
+	if (!bios || !iov) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < rq.nr_bios; i++) {
+		uint64_t at = (uint64_t)i * REPLAY_BIO_MAX;
+		uint32_t blen = len - at > REPLAY_BIO_MAX ? REPLAY_BIO_MAX : (uint32_t)(len - at);
+
+		bios[i] = (struct bio){ .op = op, .offset = off + at, .len = blen };
+		if (data) {
+			iov[i] = (struct iovec){ data + at, blen };
+			bios[i].iov = &iov[i];
+			bios[i].iovcnt = 1;
+		}
+		if (i)
+			bios[i - 1].next = &bios[i];
+	}
+	rq.bio = bios;
+	rq.biotail = &bios[rq.nr_bios - 1];
+	rq.nr_iov = data ? rq.nr_bios : 0;
+	ret = exec(arg, &rq);
+out:
+	free(bios);
+	free(iov);
+	return ret;
+}
+
+static int replay_cache_exec(void *c, struct request *rq)
+{
+	return cache_exec(c, rq);
+}
+
+/* A durable write: straight to the image, REPLAY_CHUNK at a time from the log. */
+static int replay_durable_write(struct wlog_reader *r, struct backend *be,
+				const struct wlog_rec *rec, uint8_t *chunk)
+{
+	for (uint64_t at = 0; at < rec->len; at += REPLAY_CHUNK) {
+		size_t n = rec->len - at > REPLAY_CHUNK ? REPLAY_CHUNK : (size_t)(rec->len - at);
+		int ret = wlog_read_data(r, at, chunk, n);
+
+		if (!ret)
+			ret = replay_io(backend_exec, be, BIO_OP_WRITE, rec->offset + at, n, chunk);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* A pending write: whole, into the cache, whose cut may keep, drop or tear it. */
+static int replay_pending_write(struct wlog_reader *r, struct cache *c,
+				const struct wlog_rec *rec)
+{
+	uint8_t *data = malloc(rec->len);
+	int ret;
+
+	if (!data)
+		return -ENOMEM;
+	ret = wlog_read_data(r, 0, data, rec->len);
+	if (!ret)
+		ret = replay_io(replay_cache_exec, c, BIO_OP_WRITE, rec->offset, rec->len, data);
+	free(data);
+	return ret;
 }
 
 /* What a replay of flush n (or a crash after it) takes from the log, found by a first pass
@@ -116,6 +195,8 @@ struct replay_plan {
 	uint64_t pending_max;	/* crash: the epoch flush n+1 closed (UINT64_MAX: none); the
 				 * writes of epochs in (durable, pending_max] go through the cut */
 	uint64_t flushes;	/* FLUSH records read, up to flush n (n + 1), a cut or the end */
+	uint32_t atomic;	/* the last atomic unit change read (0: none): the unit in force
+				 * at the crash's cut */
 };
 
 /* Whether @rec ends the replay's part of the log, counting it into @plan. */
@@ -136,57 +217,68 @@ static bool replay_at_end(struct replay_plan *plan, const struct wlog_rec *rec, 
 	return plan->flushes == plan->n && !plan->crash;
 }
 
-/* The first pass: check the records and fill @plan. 0, or -EINVAL for a bad record. */
+/* The first pass, over a validated log: fill @plan. 0 or -errno. */
 static int replay_scan(struct wlog_reader *r, struct replay_plan *plan)
 {
 	struct wlog_rec rec;
 	int ret;
 
 	plan->durable = plan->flushes = 0;
+	plan->atomic = 0;
 	plan->pending_max = UINT64_MAX;
 	if (plan->n == 0 && !plan->crash)
 		return 0;
-	while ((ret = wlog_next(r, &rec)) > 0)
+	r->skip_data = true;
+	while ((ret = wlog_next(r, &rec)) > 0) {
+		if (rec.type == WLOG_ATOMIC)
+			plan->atomic = (uint32_t)rec.len;
 		if (replay_at_end(plan, &rec, true))
 			return 0;
+	}
 	return ret;
 }
 
-/* The second pass: the durable writes, a flush, then for a crash the pending ones, into the
- * cache. 0 or -errno; *@applied: the writes applied. */
-static int replay_apply(struct wlog_reader *r, struct cache *c, struct replay_plan *plan,
-			uint64_t *applied)
+/* The second pass: the durable writes and discards straight to the image (they are a prefix
+ * of the log, and a flush made each of them durable), then for a crash the pending ones into
+ * the cache. Write data is read from the log as it is applied. 0 or -errno; *@applied: the
+ * writes applied. */
+static int replay_apply(struct wlog_reader *r, struct backend *be, struct cache *c,
+			struct replay_plan *plan, uint64_t *applied)
 {
 	uint64_t limit = plan->durable;
-	bool flushed = false, done = plan->n == 0 && !plan->crash;
+	bool done = plan->n == 0 && !plan->crash;
 	struct wlog_rec rec;
+	uint8_t *chunk;
 	int ret = 0;
 
 	if (plan->crash && plan->pending_max > limit)
 		limit = plan->pending_max;
 	*applied = 0;
 	plan->flushes = 0;
+	r->skip_data = true;
+	chunk = malloc(REPLAY_CHUNK);
+	if (!chunk)
+		return -ENOMEM;
 	while (!done && (ret = wlog_next(r, &rec)) > 0) {
 		ret = 0;
 		done = replay_at_end(plan, &rec, false);
 		if ((rec.type != WLOG_WRITE && rec.type != WLOG_DISCARD) || rec.epoch > limit)
 			continue;
-		if (rec.epoch > plan->durable && !flushed) { /* the first write flush n left */
-			ret = replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
-			flushed = true;
-		}
-		if (!ret && rec.type == WLOG_WRITE) {
-			ret = replay_io(c, BIO_OP_WRITE, rec.offset, rec.len, r->buf);
+		if (rec.type == WLOG_DISCARD)
+			ret = replay_io(rec.epoch > plan->durable ? replay_cache_exec : backend_exec,
+					rec.epoch > plan->durable ? (void *)c : (void *)be,
+					BIO_OP_DISCARD, rec.offset, rec.len, NULL);
+		else if (rec.epoch > plan->durable)
+			ret = replay_pending_write(r, c, &rec);
+		else
+			ret = replay_durable_write(r, be, &rec, chunk);
+		if (rec.type == WLOG_WRITE)
 			(*applied)++;
-		} else if (!ret) {
-			ret = replay_io(c, BIO_OP_DISCARD, rec.offset, rec.len, NULL);
-		}
 		if (ret)
-			return ret;
+			break;
 	}
-	if (ret < 0)
-		return ret;
-	return flushed ? 0 : replay_io(c, BIO_OP_FLUSH, 0, 0, NULL);
+	free(chunk);
+	return ret < 0 ? ret : 0;
 }
 
 int pd_replay_main(int argc, char **argv)
@@ -201,10 +293,11 @@ int pd_replay_main(int argc, char **argv)
 	struct replay_plan plan;
 	int opt, mode = CACHE_CUT_SUBSET, what = 0, ret, status = 1;
 	struct cache_params p;
+	struct wlog_summary sum;
 	struct wlog_reader r;
 	struct backend be;
 	struct cache c;
-	char err[256];
+	char err[512];
 	bool crash;
 
 	/* Warnings and errors only: the cache's settings line and its power-cut report speak of
@@ -256,18 +349,31 @@ int pd_replay_main(int argc, char **argv)
 		return 2;
 	}
 	ret = wlog_reader_open(&r, argv[optind]);
+	if (!ret)
+		ret = wlog_validate(&r, &sum, err, sizeof(err));
+	else if (ret == -EPROTO)
+		snprintf(err, sizeof(err), "write log version %" PRIu32 "; this plugdisk reads "
+			 "versions 1 to %d", r.hdr.version, WLOG_VERSION);
+	else
+		snprintf(err, sizeof(err), "%s", ret == -EINVAL ? r.why : strerror(-ret));
 	if (ret) {
-		if (ret == -EPROTO)
-			fprintf(stderr, "plugdisk replay: %s: write log version %" PRIu32 "; this "
-				"plugdisk reads versions 1 to %d\n", argv[optind], r.hdr.version,
-				WLOG_VERSION);
-		else
-			fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
-				ret == -EINVAL ? "not a plugdisk write log" : strerror(-ret));
-		return 1;
+		/* A log that is not one, or any bad field in it: bad input, named, before
+		 * anything is written. */
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], err);
+		wlog_reader_close(&r);
+		return ret == -EINVAL || ret == -EPROTO ? 2 : 1;
+	}
+	if (sum.cut_short && what != 'l')
+		fprintf(stderr, "plugdisk replay: %s: the log is cut short at byte %" PRIu64
+			": a write error stopped it, and what followed is not in it\n",
+			argv[optind], sum.cut_short);
+	ret = wlog_reader_rewind(&r);
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));
+		goto out_log;
 	}
 	if (what == 'l') {
-		status = replay_list(&r);
+		status = replay_list(&r, &sum);
 		wlog_reader_close(&r);
 		return status;
 	}
@@ -278,8 +384,7 @@ int pd_replay_main(int argc, char **argv)
 	plan.crash = crash;
 	ret = replay_scan(&r, &plan);
 	if (ret) {
-		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind],
-			ret == -EINVAL ? "bad record in the log" : strerror(-ret));
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));
 		goto out_log;
 	}
 	if (plan.flushes < n) {
@@ -306,7 +411,7 @@ int pd_replay_main(int argc, char **argv)
 	p.mode = CACHE_MODE_WRITEBACK;
 	p.size = UINT64_MAX / 2;	/* an epoch stays whole in the cache, however large */
 	p.destage_delay_ms = 3600000;
-	p.atomic_write = atomic ? (uint32_t)atomic : r.hdr.atomic_write;
+	p.atomic_write = atomic ? (uint32_t)atomic : plan.atomic ? plan.atomic : r.hdr.atomic_write;
 	p.powercut = (uint32_t)mode;
 	p.seed = seed;
 	ret = cache_init(&c, &p, backend_exec, &be, NULL, NULL);
@@ -314,8 +419,12 @@ int pd_replay_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk replay: %s\n", strerror(-ret));
 		goto out_be;
 	}
-	ret = replay_apply(&r, &c, &plan, &applied);
-	if (ret) {
+	ret = replay_apply(&r, &be, &c, &plan, &applied);
+	if (ret == -ENOMEM) {
+		fprintf(stderr, "plugdisk replay: out of memory after %" PRIu64 " writes (a "
+			"pending write is held whole)\n", applied);
+		goto out_cache;
+	} else if (ret) {
 		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind + 1], strerror(-ret));
 		goto out_cache;
 	}

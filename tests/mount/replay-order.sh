@@ -72,8 +72,9 @@ grep -q "the log has 3 flushes, not 4" "$T/out" || fail "--flush 4: $(cat "$T/ou
 { hdr 1; rec 1 1 4096; rec 2 1; rec 1 2 8192; rec 1 3 12288; rec 2 3; } >"$T/w.log"
 assert_eq "$(image --flush 2)" "W1 W2 W3" "version 1 --flush 2 after a flush that left no record"
 { hdr 1; rec 5 1; } >"$T/w.log"
-expect_exit 1 "$PLUGDISK" replay "$T/w.log" --list
-{ hdr 3; rec 2 1; } >"$T/w.log"
-expect_exit 1 "$PLUGDISK" replay "$T/w.log" --list
-grep -q "write log version 3; this plugdisk reads versions 1 to 2" "$T/out" ||
-	fail "version 3: $(cat "$T/out")"
+expect_exit 2 "$PLUGDISK" replay "$T/w.log" --list
+grep -q "record 1 at byte 32: type 5 in a version 1 log" "$T/out" || fail "version 1: $(cat "$T/out")"
+{ hdr 4; rec 2 1; } >"$T/w.log"
+expect_exit 2 "$PLUGDISK" replay "$T/w.log" --list
+grep -q "write log version 4; this plugdisk reads versions 1 to 3" "$T/out" ||
+	fail "version 4: $(cat "$T/out")"

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,7 +426,8 @@ END_TEST
 START_TEST(test_overflow_64bit)
 {
 	expect_file_error("disk = { size = 99999999999999999999L; };\n",
-			  "1: disk.size: overflow: the integer does not fit in 64 bits");
+			  "1: disk.size: overflow: the integer does not fit in 64 bits (from "
+			  "9223372036854775807 on, write it as a string: \"9223372036854775807\")");
 	expect_file_error("disk = { size = \"99999999999T\"; };\n",
 			  "1: disk.size: overflow: \"99999999999T\" does not fit in 64 bits");
 	expect_set_error("controller.iops=99999999999999999999",
@@ -704,6 +706,51 @@ START_TEST(test_print_round_trip)
 }
 END_TEST
 
+/* A 64-bit key at and past the edges of libconfig's integers (2^31, INT64_MAX, 2^63,
+ * UINT64_MAX): what --dump-config prints loads back to the same value. */
+START_TEST(test_print_round_trip_64bit_edges)
+{
+	static const uint64_t vals[] = { 0, 2147483647ull, 2147483648ull, 4294967296ull,
+					 9223372036854775806ull, 9223372036854775807ull,
+					 9223372036854775808ull, 18446744073709551614ull,
+					 18446744073709551615ull };
+	struct pd_config c, d;
+	char set[64], *sets[] = { set }, *pc, *pd;
+	const char *path;
+
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		snprintf(set, sizeof(set), "cache.seed=%" PRIu64, vals[i]);
+		ck_assert_msg(conf_load(NULL, sets, 1, &c, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(c.cache.seed, vals[i]);
+		pc = print_to_string(&c);
+		ck_assert_msg(load_text(pc, NULL, 0, &d, &path) == 0, "%s: %s", set, err);
+		ck_assert_uint_eq(d.cache.seed, vals[i]);
+		pd = print_to_string(&d);
+		ck_assert_str_eq(pc, pd);
+		free(pc);
+		free(pd);
+		conf_free(&c);
+		conf_free(&d);
+	}
+	/* The string form in a file, and its limits */
+	ck_assert_msg(load_text("cache = { seed = \"18446744073709551615\"; };\n", NULL, 0, &d,
+				NULL) == 0, "%s", err);
+	ck_assert_uint_eq(d.cache.seed, UINT64_MAX);
+	conf_free(&d);
+	expect_file_error("cache = { seed = \"18446744073709551616\"; };\n",
+			  "1: cache.seed: overflow: 18446744073709551616 does not fit in 64 bits");
+	expect_file_error("cache = { seed = \"-1\"; };\n",
+			  "1: cache.seed: must not be negative (got -1)");
+	expect_file_error("cache = { seed = 9223372036854775807L; };\n",
+			  "1: cache.seed: overflow: the integer does not fit in 64 bits (from "
+			  "9223372036854775807 on, write it as a string: \"9223372036854775807\")");
+	/* controller.latency_seed stops one short of UINT64_MAX */
+	expect_file_error("controller = { latency_seed = \"18446744073709551615\"; };\n",
+			  "1: controller.latency_seed: must be at most 18446744073709551614 (got "
+			  "18446744073709551615)");
+}
+END_TEST
+
 /* The faults list: from the file, replaced by --set, each string checked by the core, and
  * printed back so that it loads again. */
 START_TEST(test_faults_list)
@@ -791,6 +838,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file_is_errno);
 	tcase_add_test(tc, test_error_leaves_out_untouched);
 	tcase_add_test(tc, test_print_round_trip);
+	tcase_add_test(tc, test_print_round_trip_64bit_edges);
 	tcase_add_test(tc, test_cache_keys);
 	tcase_add_test(tc, test_restart_changed_names_keys);
 	suite_add_tcase(s, tc);

@@ -195,7 +195,7 @@ START_TEST(test_cache_logs_a_failed_flush)
 	cache_destroy(&c);
 
 	ck_assert_int_eq(wlog_reader_open(&r, path), 0);
-	ck_assert_uint_eq(r.hdr.version, WLOG_VERSION);
+	ck_assert_uint_eq(r.hdr.version, WLOG_VERSION_BASE);
 	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		ck_assert_int_eq(wlog_next(&r, &rec), 1);
 		ck_assert_uint_eq(rec.type, want[i].type);
@@ -245,6 +245,56 @@ START_TEST(test_versions)
 }
 END_TEST
 
+/* The validator over a buffer (the fuzzing entry point): a good log is summed up; a bad
+ * header field or record is named by its number and byte. */
+START_TEST(test_validate_buf)
+{
+	struct {
+		struct wlog_hdr h;
+		struct wlog_rec w;
+		uint8_t data[8];
+		struct wlog_rec f, d;
+	} log = {
+		.h = { .magic = "PDWLOG01", .version = 2, .atomic_write = 512, .disk_size = 4096 },
+		.w = { .type = WLOG_WRITE, .epoch = 1, .offset = 4088, .len = 8 },
+		.f = { .type = WLOG_FLUSH, .epoch = 1 },
+		.d = { .type = WLOG_DISCARD, .epoch = 2, .offset = 0, .len = 4096 },
+	};
+	struct wlog_summary sum;
+	char err[256];
+
+	memcpy(log.h.magic, WLOG_MAGIC, 8);
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.records, 3);
+	ck_assert_uint_eq(sum.writes, 1);
+	ck_assert_uint_eq(sum.flushes, 1);
+	ck_assert_uint_eq(sum.discards, 1);
+	ck_assert_uint_eq(sum.end, sizeof(log));
+	ck_assert(!sum.torn);
+	/* torn: the last record's header cut */
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log) - 1, &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.records, 2);
+	ck_assert_int_eq(wlog_validate_buf(&log, 0, &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(wlog_validate_buf(&log, 31, &sum, err, sizeof(err)), -EINVAL);
+	log.d.len = 0;
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(err, "record 3 at byte 104: discard length 0 (offset 0, length 0)");
+	log.d.len = 4096;
+	log.w.offset = 4089; /* one byte past the end */
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "record 1 at byte 32: write past the disk's end"));
+	log.w.offset = 4088;
+	log.h.atomic_write = 0;
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "header: atomic write unit 0"));
+	log.h.atomic_write = 512;
+	log.h.end = 32 + 48; /* cut short after the write */
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.records, 1);
+	ck_assert_uint_eq(sum.cut_short, 80);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wlog");
@@ -255,6 +305,7 @@ int main(void)
 	tcase_add_test(tc, test_cache_logs_in_completion_order);
 	tcase_add_test(tc, test_cache_logs_a_failed_flush);
 	tcase_add_test(tc, test_versions);
+	tcase_add_test(tc, test_validate_buf);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

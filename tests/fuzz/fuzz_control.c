@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/* libFuzzer target: the control file's commands (daemon/control/), as a write gives them to
+ * control_run(): the line splitting, the command table and every handler's argument parsing,
+ * run for real against a daemon's core (queue, controller, faults, write cache with its log,
+ * over an image file), built once as the daemon builds it, without a mount. After each
+ * input a fixed command list brings the state back, so that an input replays alone; it must
+ * always succeed, and the listing a read would return must replay. */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/stage/chain.h"
+#include "core/util/clock.h"
+#include "core/util/log.h"
+#include "daemon/control/control.h"
+#include "daemon/daemon.h"
+#include "daemon/reload.h"
+#include "tests/fuzz/fuzz.h"
+
+/* No request ever comes, so no command waits: a stall, a freeze or a cut have nothing to
+ * hold. The state every input starts from. */
+static const char reset[] = "thaw\nstart\nunplug\nfault clear\nrelease\npowercut disarm\n"
+			    "poweron\n";
+
+static struct pd *pd_setup(void)
+{
+	static struct pd pdata;
+	struct pd *pd = &pdata;
+	char image[128], wlog[128], err[1024], *sets[6];
+	char set_image[160], set_log[160];
+	struct stage bottom;
+	struct chain_params p;
+
+	snprintf(image, sizeof(image), "%s/disk.img", fuzz_tmpdir());
+	snprintf(wlog, sizeof(wlog), "%s/cache.log", fuzz_tmpdir());
+	snprintf(set_image, sizeof(set_image), "disk.image=%s", image);
+	snprintf(set_log, sizeof(set_log), "cache.log=%s", wlog);
+	sets[0] = set_image;
+	sets[1] = (char *)"disk.size=64M";
+	sets[2] = (char *)"cache.size=16M";
+	sets[3] = set_log;
+	sets[4] = (char *)"mount.io_uring=off";
+	sets[5] = (char *)"cache.mode=writeback";
+	if (conf_load(NULL, sets, 6, &pd->cfg, err, sizeof(err)))
+		fuzz_fail("conf_load: %s", err);
+	if (backend_open(&pd->be, image, pd->cfg.disk_size, err, sizeof(err)))
+		fuzz_fail("backend_open: %s", err);
+	pd_cap_request_size(pd, &pd->cfg.queue);
+	pthread_mutex_init(&pd->attr_lock, NULL);
+	pthread_mutex_init(&pd->data_lock, NULL);
+	pthread_cond_init(&pd->data_cond, NULL);
+	pd->quit_pipe[0] = pd->quit_pipe[1] = pd->kick_fd = -1;
+	pd->cfg.ctrl.disk_size = pd->be.size;
+	if (timer_init(&pd->timer, true))
+		fuzz_fail("timer_init failed");
+	bottom = backend_stage(&pd->be);
+	pd_chain_params(pd, &pd->cfg, &p);
+	p.timer = &pd->timer;
+	p.cache_thread = true;
+	if (chain_build(&pd->chain, &bottom, &p, err, sizeof(err)))
+		fuzz_fail("chain_build: %s: %s", pd->chain.failed, err);
+	if (ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, chain_top(&pd->chain)->ops->exec,
+		      chain_top(&pd->chain)->self, (int64_t)clock_now_ns()))
+		fuzz_fail("ctrl_init failed");
+	pd->ctrl.admit_ns = chain_admit_ns;
+	pd->ctrl.admit_arg = &pd->chain;
+	if (queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL))
+		fuzz_fail("queue_init failed");
+	return pd;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct pd *pd;
+	struct ctl_out out = { 0 }, listing = { 0 };
+	int ret;
+
+	if (!pd) {
+		log_init("fuzz", false, LOG_LVL_ERR);
+		pd = pd_setup();
+	}
+	control_run(pd, (const char *)data, size, &out);
+	/* What a read lists replays as it is. */
+	control_show(pd, &listing);
+	if (listing.oom)
+		fuzz_fail("the listing ran out of memory");
+	ret = control_run(pd, listing.buf, listing.len, &out);
+	if (ret)
+		fuzz_fail("the listing does not replay (%s): %.*s\n%.*s", strerror(-ret),
+			  (int)out.len, out.buf ? out.buf : "", (int)listing.len, listing.buf);
+	ret = control_run(pd, reset, sizeof(reset) - 1, &out);
+	if (ret)
+		fuzz_fail("the reset failed (%s): %.*s", strerror(-ret), (int)out.len,
+			  out.buf ? out.buf : "");
+	free(out.buf);
+	free(listing.buf);
+	return 0;
+}
