@@ -334,6 +334,8 @@ int main(int argc, char **argv)
 	if (!ret) {
 		pd->ctrl.admit_ns = chain_admit_ns;
 		pd->ctrl.admit_arg = &pd->chain;
+		pd->ctrl.may_hold = chain_may_block;
+		pd->ctrl.may_hold_arg = &pd->chain;
 		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
 	}
 	if (ret) {

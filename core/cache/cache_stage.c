@@ -110,4 +110,5 @@ const struct stage_ops cache_stage_ops = {
 	.stats_absent = true,
 	.stats_reset = wcache_stats_reset,
 	.destroy = wcache_destroy,
+	.waits_below = true,
 };

@@ -430,9 +430,10 @@ void ctrl_issue(struct ctrl *c, struct request *list)
 	}
 	/* A backing store that answers in a few microseconds (page cache, tmpfs) is run here
 	 * whatever else waits for this thread: the hand-off to a worker and the worker's reply
-	 * cost more than the I/O. Otherwise the thread asks whether it may. */
+	 * cost more than the I/O. Otherwise the thread asks whether it may. Never while a stage
+	 * below may keep a request: the I/O could wait for it here. */
 	inline_fn = io_thread_inline(&inline_arg);
-	if (tls_in_inline || !inline_fn ||
+	if (tls_in_inline || !inline_fn || (c->may_hold && c->may_hold(c->may_hold_arg)) ||
 	    (READ_ONCE(c->exec_avg_ns) > CTRL_INLINE_SLOW_NS && !inline_fn(inline_arg))) {
 		pool_queue(&c->pool, list, 0);
 		return;

@@ -57,6 +57,13 @@ struct ctrl {
 	 * locks it takes come after q->lock. */
 	uint64_t (*admit_ns)(void *arg, const struct request *rq);
 	void *admit_arg;
+	/* Whether the stages below may keep a request (a stall, a delay, a server: see
+	 * chain_may_hold()), or NULL. While they may, a dispatching thread never runs I/O
+	 * itself: a stage that waits for the one below (the write cache's flush for its
+	 * destage) would hold that thread, and a FUSE receive thread must stay free to serve
+	 * the control and stats files. Set before any I/O; called without q->lock. */
+	bool (*may_hold)(void *arg);
+	void *may_hold_arg;
 
 	/* The backend workers (lock order: q->lock, then pool.lock); with none
 	 * (pool.nr_threads 0, tests), I/O runs in the dispatching thread. */

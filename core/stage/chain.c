@@ -293,6 +293,19 @@ bool chain_may_hold(struct chain *ch)
 	return false;
 }
 
+bool chain_may_block(void *arg)
+{
+	struct chain *ch = arg;
+	bool waits = false;
+
+	for (unsigned int i = 0; i < ch->n; i++) {
+		if (waits && ch->st[i].ops->may_hold && ch->st[i].ops->may_hold(ch->st[i].self))
+			return true;
+		waits = waits || ch->st[i].ops->waits_below;
+	}
+	return false;
+}
+
 void chain_stats_reset(struct chain *ch)
 {
 	for (unsigned int i = 0; i < ch->n; i++)

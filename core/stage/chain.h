@@ -129,6 +129,11 @@ size_t chain_stats(struct chain *ch, char *buf, size_t len);
  * answers at memory speed and holds nothing back. */
 bool chain_may_hold(struct chain *ch);
 
+/* Whether a stage that waits in its caller's thread for the stage below (waits_below) has
+ * one below it that may hold a request: a request may then keep the thread that runs it for
+ * as long as that stage holds (ctrl.may_hold). @arg is the chain. */
+bool chain_may_block(void *arg);
+
 /* Zero the stages' counters (their state stays). */
 void chain_stats_reset(struct chain *ch);
 

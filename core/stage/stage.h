@@ -40,6 +40,10 @@
  *                delay, a stall, a server's round trip), so that the FUSE side lets enough
  *                requests in for it (daemon/fuse/background.c). Any thread; the stage's own
  *                lock at most.
+ *   waits_below  Not an op: true when exec waits in its caller's thread for the stage below
+ *                (the write cache's flush for its destage, a full cache for room). While a
+ *                stage below it may hold, the controller then runs no request in a FUSE
+ *                receive thread (chain_may_block()).
  *   freeze       After 0: every write this stage acknowledged is in the stage below, and it
  *                sends nothing more down until thaw (reads are still served). The caller has
  *                stopped the queue above first. -errno: the write-out failed; the caller
@@ -92,6 +96,7 @@ struct stage_ops {
 	const char *name;	/* "cache", "faults", "backend": stages.order's words, logs */
 	bool image_skip;	/* what a power cut keeps passes by this stage */
 	bool stats_absent;	/* stats() is called with @self NULL when not in the chain */
+	bool waits_below;	/* exec waits in its caller's thread for the stage below */
 	int (*check)(const struct chain_params *p, char *err, size_t errlen);
 	int (*init)(void **self, const struct chain_params *p, const struct stage *below,
 		    const struct stage *image, char *err, size_t errlen);
