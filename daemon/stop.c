@@ -25,6 +25,7 @@
 #include "daemon/fuse/disk_open.h"
 #include "daemon/fuse/fuse_uring.h"
 #include "daemon/fuse/statfile.h"
+#include "daemon/control/cache_ctl.h"
 #include "daemon/stop.h"
 
 /* Name whatever still holds MOUNTPOINT/disk open: loop devices and processes. */
@@ -132,6 +133,7 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	pd_fuse_join(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
+	pd_cache_ctl_stop();
 	pd_fuse_trim_buffers(pd, false);
 	/* The write cache goes to the image, then the image is synced. */
 	if (chain_writeout(&pd->chain))

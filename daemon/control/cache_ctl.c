@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,9 @@ void pd_cache_reload_cfg(struct pd *pd, const struct pd_config *nc)
 	pd->cfg.cache.seed = seed;
 	pd->cfg.cache.log = log;
 }
+
+static void inval_queue(struct pd *pd);
+static void inval_wait(void);
 
 /* ---- control ---- */
 
@@ -289,10 +294,106 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 	ctl_printf(out, "poweron fenced_opens=%" PRIu64 "\n", pd_disk_open_fence(pd));
 	/* The kernel may still cache pages of the disk from before the cut, which the disk may
 	 * no longer hold: drop them, so that readers see what the disk came back with. */
-	ret = fuse_lowlevel_notify_inval_inode(pd->se, INO_DISK, 0, 0);
-	if (ret && ret != -ENOENT)
-		log_warn("poweron: fuse_lowlevel_notify_inval_inode: %s", strerror(-ret));
+	inval_queue(pd);
+	/* Readers after the answer see the disk as it came back, unless a read may be held
+	 * (the queue held by hand, a fault in force): then the pages go once it is let go. */
+	{
+		struct queue_hold_state st;
+
+		queue_hold_state(&pd->q, &st);
+		if (!st.held && !st.plug_held && !st.frozen && !chain_may_hold(&pd->chain))
+			inval_wait();
+	}
 	return 0;
+}
+
+/* ---- dropping the kernel's pages of the disk ----
+ *
+ * The kernel drops a page only once it can lock it, and a read of the disk holds its pages
+ * locked until its reply: a read queued behind a stop, or held by a stall, holds them until
+ * the command that lets it go. Invalidating in the thread that runs poweron would make the
+ * control write wait for that command, which could then never get in. So a thread of its
+ * own invalidates, after each poweron; a poweron while it still waits asks for one more. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t tid;
+	bool started;	/* lock: tid runs */
+	bool pending;	/* lock: a poweron asked for an invalidation not yet begun */
+	bool busy;	/* lock: an invalidation is under way */
+	bool quit;	/* lock: the stop: end the thread */
+	struct pd *pd;
+} inval = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void *inval_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&inval.lock);
+	for (;;) {
+		int ret;
+
+		while (!inval.pending && !inval.quit)
+			pthread_cond_wait(&inval.cond, &inval.lock);
+		if (!inval.pending)
+			break;
+		inval.pending = false;
+		inval.busy = true;
+		pthread_mutex_unlock(&inval.lock);
+		ret = fuse_lowlevel_notify_inval_inode(inval.pd->se, INO_DISK, 0, 0);
+		if (ret && ret != -ENOENT)
+			log_warn("poweron: fuse_lowlevel_notify_inval_inode: %s", strerror(-ret));
+		pthread_mutex_lock(&inval.lock);
+		inval.busy = false;
+		pthread_cond_broadcast(&inval.cond);
+	}
+	pthread_mutex_unlock(&inval.lock);
+	return NULL;
+}
+
+static void inval_queue(struct pd *pd)
+{
+	pthread_mutex_lock(&inval.lock);
+	if (!inval.started && !inval.quit) {
+		int err;
+
+		inval.pd = pd;
+		err = pthread_create(&inval.tid, NULL, inval_thread, NULL);
+		if (err) {
+			pthread_mutex_unlock(&inval.lock);
+			log_warn("poweron: pthread_create: %s; the kernel's pages of the disk stay",
+				 strerror(err));
+			return;
+		}
+		pthread_setname_np(inval.tid, "plugdisk-inval");
+		inval.started = true;
+	}
+	inval.pending = true;
+	pthread_cond_broadcast(&inval.cond);
+	pthread_mutex_unlock(&inval.lock);
+}
+
+/* Until the invalidations asked for are done. */
+static void inval_wait(void)
+{
+	pthread_mutex_lock(&inval.lock);
+	while ((inval.pending || inval.busy) && inval.started)
+		pthread_cond_wait(&inval.cond, &inval.lock);
+	pthread_mutex_unlock(&inval.lock);
+}
+
+void pd_cache_ctl_stop(void)
+{
+	bool started;
+
+	pthread_mutex_lock(&inval.lock);
+	inval.quit = true;
+	inval.pending = false;
+	started = inval.started;
+	inval.started = false;
+	pthread_cond_broadcast(&inval.cond);
+	pthread_mutex_unlock(&inval.lock);
+	if (started)
+		pthread_join(inval.tid, NULL);
 }
 
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out)

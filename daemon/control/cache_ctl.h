@@ -19,6 +19,9 @@ void pd_cache_reload_cfg(struct pd *pd, const struct pd_config *nc);
  * "poweron" (usage in cache_ctl.c), and the cache's part of the listing. */
 int pd_cache_ctl_powercut(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *out);
+/* The stop, once no request is in flight and before the FUSE session goes: end the thread
+ * that drops the kernel's pages of the disk after a poweron (waiting for the one under way). */
+void pd_cache_ctl_stop(void);
 
 void pd_cache_ctl_show(struct pd *pd, struct ctl_out *out);
 /* "mark TEXT": a mark in the write log, for `plugdisk explore`. */
