@@ -76,6 +76,7 @@ struct pd_config {
 	struct cache_params cache;
 	bool cache_keep_opens;	/* cache.keep_opens: opens of disk outlive power cuts (no
 				 * fence, daemon/fuse/disk_open.c) */
+	char *stages_order;	/* stages.order: the stages from the top down (core/stage/chain.h) */
 };
 
 #define CONF_DEFAULT_IMAGE	"plugdisk.img"
