@@ -272,10 +272,10 @@ static int replay_apply(struct wlog_reader *r, struct backend *be, struct cache 
 			ret = replay_pending_write(r, c, &rec);
 		else
 			ret = replay_durable_write(r, be, &rec, chunk);
-		if (rec.type == WLOG_WRITE)
-			(*applied)++;
 		if (ret)
 			break;
+		if (rec.type == WLOG_WRITE)
+			(*applied)++;
 	}
 	free(chunk);
 	return ret < 0 ? ret : 0;
