@@ -69,9 +69,11 @@ static void gen_step(struct gen *g, unsigned int checks, const uint32_t *fadds, 
 	} else if (r < 83) {
 		st->k = K_FADD;
 		r = rnd(g, 100);
-		st->a = r < 40 ? 1 : r < 55 ? 2 : 0;	/* stall, stall with a timeout, error */
-		do /* ops: bits of enum bio_op */
-			st->b = (int64_t)rnd(g, 1u << BIO_OP_NR);
+		/* stall, stall with a timeout, a hold in the image, error */
+		st->a = r < 30 ? 1 : r < 45 ? 2 : r < 65 ? 3 : 0;
+		do /* ops: bits of enum bio_op; a hold keeps no discard */
+			st->b = (int64_t)rnd(g, 1u << BIO_OP_NR) &
+				~(st->a == 3 ? 1 << BIO_OP_DISCARD : 0);
 		while (!st->b || (st->a && !(checks & CHK_D5_CUT_BEHIND_STALL) &&
 				  !(st->b &= ~(1 << BIO_OP_WRITE))));
 		st->c = rnd(g, 3) ? 1 + (int64_t)rnd(g, 4) : 0;	/* every=, else prob=0.3 */
@@ -130,8 +132,8 @@ void gen_sequence(uint64_t seed, unsigned int checks, uint32_t maxsteps, struct 
 }
 
 /* What a fault-add step's @a says. */
-static const char *const fault_effect_words[] = { "error=EIO", "stall",
-						  "stall timeout=5ms error=EIO" };
+const char *const fault_effect_words[] = { "error=EIO", "stall", "stall timeout=5ms error=EIO",
+					   "hold in the image" };
 
 int format_step(char *buf, size_t len, const struct step *st)
 {
@@ -161,6 +163,9 @@ int format_step(char *buf, size_t len, const struct step *st)
 			if (st->b & (1 << op))
 				snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops), "%s%s",
 					 ops[0] ? "," : "", bio_op_name[op]);
+		if (st->a == 3)
+			return snprintf(buf, len, "hold op=%s in the image every=%" PRId64 " blocks "
+					"%u+%u", ops, st->c ? st->c : 3, st->blk, st->nblk);
 		if (st->c)
 			return snprintf(buf, len, "fault-add op=%s %s every=%" PRId64 " blocks %u+%u",
 					ops, fault_effect_words[st->a], st->c, st->blk, st->nblk);
@@ -218,6 +223,7 @@ int reload_spec(const struct run *r, const struct step *st, int i, char *buf, si
 	bool stall = prng_splitmix64(&x) & 1;
 	unsigned int ops = 1 + (unsigned int)(prng_splitmix64(&x) % 15);
 	char names[64] = "";
+	unsigned int every;
 
 	if (stall && !(r->checks & CHK_D5_CUT_BEHIND_STALL))
 		ops &= ~(1u << BIO_OP_WRITE);
@@ -227,7 +233,9 @@ int reload_spec(const struct run *r, const struct step *st, int i, char *buf, si
 		if (ops & (1u << op))
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
 				 names[0] ? "," : "", opn[op]);
-	snprintf(buf, len, "op=%s %s every=%u seed=%u", names, stall ? "stall" : "error=EIO",
-		 1 + (unsigned int)(prng_splitmix64(&x) % 4), 1 + (unsigned int)(x % 1000));
-	return (stall ? 2 : 1) | (ops & (1u << BIO_OP_WRITE) ? 4 : 0);
+	every = 1 + (unsigned int)(prng_splitmix64(&x) % 4);
+	snprintf(buf, len, "op=%s %s every=%u seed=%u", names, stall ? "stall" : "error=EIO", every,
+		 1 + (unsigned int)(x % 1000));
+	return (stall ? 2 : 1) | (ops & (1u << BIO_OP_WRITE) ? 4 : 0) |
+	       (!stall && every == 1 && (ops & (1u << BIO_OP_FLUSH)) ? FK_FLUSH_ERR : 0);
 }

@@ -133,9 +133,36 @@ extern const char *const check_names[];
 
 /* ---- the memory image ------------------------------------------------------------------- */
 
+#define MEM_GATES 8	/* holds in the image at once */
+
+/* A hold in the image: every @every-th request of @ops over blocks @blk+@nblk (0: every
+ * block, and flushes) waits before it lands until released. */
+struct mem_gate {
+	int id;			/* 0: free */
+	unsigned int ops;	/* bits of enum bio_op */
+	uint32_t blk, nblk;
+	uint32_t every;
+	uint64_t matched;	/* requests it matched */
+};
+
+/* A request a hold keeps; on the stack of the thread that waits. */
+struct mem_held {
+	struct request *rq;
+	int gate;		/* the id of the hold that caught it */
+	bool go;		/* mem->lock: released */
+	struct mem_held *next;	/* mem->lock */
+};
+
+/* The layer below the faults: a disk with a volatile write cache of its own. A write lands in
+ * img; a flush that reaches it makes img durable (dur); a hold keeps a request before it
+ * lands, as a disk still busy with it. */
 struct mem {
 	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* lock: a held request was released */
 	uint8_t img[DISK];	/* lock */
+	uint8_t dur[DISK];	/* lock: img as the last flush that reached it left it */
+	struct mem_gate gate[MEM_GATES];	/* lock */
+	struct mem_held *held;	/* lock */
 };
 
 /* ---- steps and their generator ----------------------------------------------------------- */
@@ -190,6 +217,8 @@ struct job {
 	bool err_ok;		/* an error fault was in force at issue */
 	bool honour;		/* flush: cache.flush was honour */
 	int mode;		/* powercut: the mode it asked for */
+	bool must_fail;		/* flush: an error on every flush was in force at issue */
+	unsigned int ferr_gone;	/* flush: run->flush_err_gone at issue */
 	int ret;
 	uint8_t *buf;
 };
@@ -207,6 +236,13 @@ enum { A_IDLE, A_GO, A_RUN, A_FIN };
 
 /* The run's write cache, found in its chain by name. */
 #define RCACHE(r) ((struct cache *)chain_find(&(r)->ch, "cache"))
+/* The run's fault set, likewise. */
+#define RFAULTS(r) ((struct fault_set *)chain_find(&(r)->ch, "faults"))
+
+/* More bits of run->fault_kind: a hold in the image (no fault of the fault stage); an error
+ * on every flush (every=1, no range), which every flush that reaches it must return. */
+#define FK_GATE 8
+#define FK_FLUSH_ERR 16
 
 /* One run of one sequence. */
 struct run {
@@ -246,7 +282,10 @@ struct run {
 	bool werr_seen;		/* an error fault on writes was in force since nothing waited */
 	unsigned int errgen;	/* error faults added so far */
 	int cfg_kind[2];	/* the configured faults (reload), as fault_kind; 0: none */
-	int fault_kind[MAXSTEPS];	/* fault-add step -> bit 0 error, 1 stall, 2 on writes */
+	int fault_kind[MAXSTEPS];	/* fault-add step -> bit 0 error, 1 stall, 2 on writes,
+					 * FK_GATE, FK_FLUSH_ERR */
+	unsigned int nflush_err;	/* FK_FLUSH_ERR faults in force */
+	unsigned int flush_err_gone;	/* FK_FLUSH_ERR faults gone so far */
 	uint8_t pre[DISK];	/* the image before a cut */
 	bool have_pre;		/* pre holds the image from before this step */
 	bool cut_pending;	/* an armed cut fired: check the image once it is done */
@@ -275,16 +314,33 @@ struct verdict {
 
 /* ---- image.c: the memory image and block contents */
 
-/* The memory image's exec: the stage below the chain. */
+/* The memory image's exec: the stage below the chain, where holds catch requests. */
 int mem_exec(void *arg, struct request *rq);
+/* The same without holds: where a power cut writes what it keeps. */
+int mem_image_exec(void *arg, struct request *rq);
+/* Add hold @id (> 0) on every @every-th request of @ops over blocks @blk+@nblk. 0, or
+ * -ENOSPC. */
+int mem_gate_add(struct mem *m, int id, unsigned int ops, uint32_t blk, uint32_t nblk,
+		 uint32_t every);
+/* Let the requests hold @id (0: every hold) keeps land; the hold stays. */
+void mem_gate_release(struct mem *m, int id);
+/* Remove hold @id (0: every hold), letting what it keeps land. */
+void mem_gate_del(struct mem *m, int id);
+/* Lay the writes the holds keep over @img (DISK bytes), as they will land. */
+void mem_apply_held(struct mem *m, uint8_t *img);
 /* Fill block @p of place @blk with value @val (0: zeroes). */
 void fill_block(uint8_t *p, uint32_t val, uint32_t blk);
 /* The value a block read at @blk holds, or -1 for anything no operation wrote there. */
 int64_t decode_block(const uint8_t *p, uint32_t blk);
 /* Copy the memory image into @out (DISK bytes). */
 void snapshot_image(struct run *r, uint8_t *out);
+/* Copy the durable image, as the last flush that reached the image left it, into @out. */
+void snapshot_durable(struct run *r, uint8_t *out);
 
 /* ---- generator.c: sequences from a seed */
+
+/* A fault-add step's effects (st->a), in words. */
+extern const char *const fault_effect_words[];
 
 /* The whole sequence of @seed: its settings and @cfg->nsteps steps. */
 void gen_sequence(uint64_t seed, unsigned int checks, uint32_t maxsteps, struct seqcfg *cfg,
@@ -314,6 +370,8 @@ int64_t first_disallowed_block(const struct run *r, const uint8_t *img, uint64_t
 bool cut_allows(const struct run *r, uint32_t b, uint32_t val);
 /* Check the image after a cut against the model, then start the next power cycle from it. */
 void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post);
+/* Check the image a cut leaves, from r->pre (before it) and the image now. */
+void check_cut_now(struct run *r, int mode);
 /* The cache's power, as it says itself (and whether a cut is under way, into @cutting). */
 bool cache_is_powered(struct run *r, bool *cutting);
 /* An armed cut fired inside the step now running: the power is off from its issue on. */

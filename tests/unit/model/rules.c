@@ -83,8 +83,9 @@ int64_t first_disallowed_block(const struct run *r, const uint8_t *img, uint64_t
 	return -1;
 }
 
-/* May a cut leave @val in block @b: not replaced by a durable operation issued after it? */
-bool cut_allows(const struct run *r, uint32_t b, uint32_t val)
+/* May the image keep @val in block @b at time @t, after a power loss: was it written by an
+ * operation issued before @t and not replaced by a durable one issued after it ended? */
+static bool durable_allows(const struct run *r, uint32_t b, uint32_t val, uint64_t t)
 {
 	bool base_gone = false;
 
@@ -100,7 +101,7 @@ bool cut_allows(const struct run *r, uint32_t b, uint32_t val)
 		const struct vop *x = &r->v[r->hist[b][i]];
 		bool gone = false;
 
-		if (x->val != val || x->issue >= r->cut_t)
+		if (x->val != val || x->issue >= t)
 			continue;
 		for (uint32_t j = 0; j < r->nh[b] && !gone; j++) {
 			const struct vop *y = &r->v[r->hist[b][j]];
@@ -111,6 +112,45 @@ bool cut_allows(const struct run *r, uint32_t b, uint32_t val)
 			return true;
 	}
 	return false;
+}
+
+bool cut_allows(const struct run *r, uint32_t b, uint32_t val)
+{
+	return durable_allows(r, b, val, r->cut_t);
+}
+
+/* A flush that succeeded at @now made every operation acknowledged before it durable: the
+ * image's durable contents (as the last flush that reached the image left them) must hold
+ * each block a durable operation wrote, or something newer. */
+static void check_durable(struct run *r, uint64_t now)
+{
+	uint8_t *dur = malloc(DISK);
+
+	must(dur != NULL, "malloc");
+	snapshot_durable(r, dur);
+	for (uint32_t b = 0; b < NBLK; b++) {
+		bool any = false;
+		int64_t v;
+
+		for (uint32_t i = 0; i < r->nh[b] && !any; i++) {
+			const struct vop *y = &r->v[r->hist[b][i]];
+
+			any = y->durable && r->base_t < y->issue;
+		}
+		if (!any)
+			continue;
+		v = decode_block(dur + (uint64_t)b * BLK, b);
+		if (v < 0 || !durable_allows(r, b, (uint32_t)v, now)) {
+			char n1[64];
+
+			diverge(r, "flush-durability", "a flush succeeded, but block %u of the "
+				"image's durable contents holds %s, which a write acknowledged "
+				"before the flush replaced: the flush did not reach the image",
+				b, val_name(r, v, n1, sizeof(n1)));
+			break;
+		}
+	}
+	free(dur);
 }
 
 static bool covers(const struct vop *w, uint32_t b)
@@ -303,6 +343,22 @@ reset:
 	}
 }
 
+void check_cut_now(struct run *r, int mode)
+{
+	uint8_t *pre = malloc(DISK), *post = malloc(DISK);
+
+	must(pre && post, "malloc");
+	memcpy(pre, r->pre, DISK);
+	snapshot_image(r, post);
+	/* The destages a hold keeps were in flight: they land once released, after what the cut
+	 * wrote and before poweron. Both images as if they had landed: they are free. */
+	mem_apply_held(&r->mem, pre);
+	mem_apply_held(&r->mem, post);
+	check_cut(r, mode, pre, post);
+	free(pre);
+	free(post);
+}
+
 /* ---- results into the model ---------------------------------------------------------------- */
 
 /* The cache's power, as it says itself: how an armed cut is seen to have fired. */
@@ -398,6 +454,9 @@ void job_done(struct run *r, struct job *j)
 		}
 		break;
 	case K_FLUSH:
+		if (!j->ret && j->must_fail && !crossed(r, j) && r->flush_err_gone == j->ferr_gone)
+			diverge(r, "flush-error", "a flush succeeded while a fault failing every "
+				"flush (op=flush error=EIO every=1) was in force");
 		if (j->ret)
 			break;
 		if (crossed(r, j)) {
@@ -411,6 +470,7 @@ void job_done(struct run *r, struct job *j)
 		for (uint32_t i = 1; i < r->nv; i++)
 			if (r->v[i].live && r->v[i].ok && r->v[i].done < j->issue)
 				r->v[i].durable = true;
+		check_durable(r, now);
 		break;
 	case K_CUT:
 		if (j->ret == -EALREADY) {
@@ -426,13 +486,7 @@ void job_done(struct run *r, struct job *j)
 			diverge(r, "cut", "powercut with the power off returned 0, not -EALREADY");
 			break;
 		}
-		{
-			uint8_t *post = malloc(DISK);
-
-			snapshot_image(r, post);
-			check_cut(r, j->mode, r->pre, post);
-			free(post);
-		}
+		check_cut_now(r, j->mode);
 		break;
 	case K_ON:
 		/* A poweron waits for what the cut left in flight, so several may wait at once:

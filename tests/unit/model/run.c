@@ -30,6 +30,11 @@ static void fault_count(struct run *r, int kind, int d)
 	}
 	if (kind & 2)
 		r->nstall_live += (unsigned int)d;
+	if (kind & FK_FLUSH_ERR) {
+		r->nflush_err += (unsigned int)d;
+		if (d < 0)
+			r->flush_err_gone++;
+	}
 	if ((kind & 5) == 5) {
 		r->nwerr_live += (unsigned int)d;
 		r->werr_seen |= d > 0;
@@ -70,8 +75,19 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		break;
 	}
 	case K_FADD:
+		if (st->a == 3) {
+			/* A hold in the image: no fault, but a disk busy with what it keeps. */
+			if (mem_gate_add(&r->mem, stepno + 1, (unsigned int)st->b, st->blk, st->nblk,
+					 st->c ? (uint32_t)st->c : 3))
+				break;
+			r->fault_id[stepno] = stepno + 1;
+			r->fault_kind[stepno] = FK_GATE | 2 |
+						((st->b & (1 << BIO_OP_WRITE)) ? 4 : 0);
+			fault_count(r, r->fault_kind[stepno], 1);
+			break;
+		}
 		fault_text(st, stepno, text, sizeof(text));
-		ret = fault_add(chain_find(&r->ch, "faults"), text, FAULT_FROM_CONTROL, err, sizeof(err));
+		ret = fault_add(RFAULTS(r), text, FAULT_FROM_CONTROL, err, sizeof(err));
 		if (ret == -ENOSPC)
 			break;
 		if (ret < 0) {
@@ -81,19 +97,26 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		r->fault_id[stepno] = ret;
 		r->fault_kind[stepno] = (st->a == 2 ? 3 : st->a ? 2 : 1) |
 					((st->b & (1 << BIO_OP_WRITE)) ? 4 : 0);
+		if (!st->a && st->c == 1 && !st->nblk && (st->b & (1 << BIO_OP_FLUSH)))
+			r->fault_kind[stepno] |= FK_FLUSH_ERR;
 		fault_count(r, r->fault_kind[stepno], 1);
 		break;
 	case K_FDEL:
 		if (st->a < 0 || !r->fault_id[st->a])
 			break;
-		if (fault_del(chain_find(&r->ch, "faults"), (unsigned int)r->fault_id[st->a]))
+		if (r->fault_kind[st->a] & FK_GATE)
+			mem_gate_del(&r->mem, r->fault_id[st->a]);
+		else if (fault_del(RFAULTS(r), (unsigned int)r->fault_id[st->a]))
 			diverge(r, "fault-del", "fault_del %d failed", r->fault_id[st->a]);
 		fault_gone(r, (int)st->a);
 		break;
 	case K_RELEASE:
 		if (st->a >= 0 && !r->fault_id[st->a])
 			break;
-		fault_release(chain_find(&r->ch, "faults"), st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
+		if (st->a < 0 || (r->fault_kind[st->a] & FK_GATE))
+			mem_gate_release(&r->mem, st->a < 0 ? 0 : r->fault_id[st->a]);
+		if (st->a < 0 || !(r->fault_kind[st->a] & FK_GATE))
+			fault_release(RFAULTS(r), st->a < 0 ? 0 : (unsigned int)r->fault_id[st->a]);
 		break;
 	case K_RELOAD: {
 		char specs[2][256], *v[2] = { specs[0], specs[1] };
@@ -216,6 +239,8 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	j->errgen = r->errgen;
 	j->honour = r->flush_mode == CACHE_FLUSH_HONOUR;
 	j->mode = st->k == K_CUT ? (int)st->a : -1;
+	j->must_fail = st->k == K_FLUSH && r->powered && j->honour && r->nflush_err;
+	j->ferr_gone = r->flush_err_gone;
 	switch (st->k) {
 	case K_WRITE:
 	case K_ZERO:
@@ -325,12 +350,8 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 			diverge(r, "cut-waits", "an armed power cut did not finish: it waits behind "
 				"a stalled request");
 		} else {
-			uint8_t *post = malloc(DISK);
-
 			r->cut_pending = false;
-			snapshot_image(r, post);
-			check_cut(r, r->cut_mode_now, r->pre, post);
-			free(post);
+			check_cut_now(r, r->cut_mode_now);
 		}
 	}
 }
@@ -352,6 +373,7 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	memset(r, 0, sizeof(*r));
 	r->checks = checks;
 	pthread_mutex_init(&r->mem.lock, NULL);
+	pthread_cond_init(&r->mem.cond, NULL);
 	r->now_ns = T0;
 	must(timer_init(&r->t, false) == 0, "timer_init");
 	{
@@ -372,6 +394,9 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 			p.log = r->log_path;
 		}
 		must(chain_build(&r->ch, &mem, &chp, err, sizeof(err)) == 0, "chain_build");
+		/* What a cut keeps goes straight to the image, past the holds: they stand for a
+		 * disk still busy with the destages the cut left in flight. */
+		cache_set_image(RCACHE(r), mem_image_exec, &r->mem);
 	}
 	ctrl_params_default(&cp);
 	cp.workers = 0;
@@ -447,8 +472,10 @@ static void run_finish(struct run *r)
 	bool stuck = false;
 
 	r->cur_step = -1;
-	fault_clear(chain_find(&r->ch, "faults"));
-	r->nerr_live = r->nstall_live = r->nwerr_live = 0;
+	fault_clear(RFAULTS(r));
+	mem_gate_del(&r->mem, 0);
+	r->nerr_live = r->nstall_live = r->nwerr_live = r->nflush_err = 0;
+	r->flush_err_gone++; /* a flush still waiting may pass now */
 	settle(r);
 	pthread_mutex_lock(&r->alock);
 	for (int i = 0; i < NR_ACTORS; i++)
@@ -517,6 +544,7 @@ static void run_finish(struct run *r)
 		pthread_cond_destroy(&r->act[i].go);
 	pthread_cond_destroy(&r->fin);
 	pthread_mutex_destroy(&r->alock);
+	pthread_cond_destroy(&r->mem.cond);
 	pthread_mutex_destroy(&r->mem.lock);
 }
 

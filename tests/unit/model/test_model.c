@@ -164,6 +164,26 @@ static const struct known_case known_cases[] = {
 		{ .k = K_ON },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
 		{ .k = K_RELEASE, .a = -1 } } },
+	/* A flush that never reached the image below (no fdatasync there) succeeded: the
+	 * image's durable contents lack the write it covered. */
+	{ 0, "flush-durability", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FLUSH } } },
+	/* The same, with a fault that fails every flush below the cache: the flush must fail,
+	 * not swallow it. */
+	{ 0, "flush-error", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 3, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 0, .b = F, .c = 1 },
+		{ .k = K_FLUSH } } },
+	/* A destage held by the image before it lands, a newer write over it and more, and a
+	 * prefix cut (its seed keeps one write): the cut must not keep the newer write, which
+	 * the held destage would then tear as it lands. */
+	{ 0, "prefix-torn", CACHE_FLUSH_HONOUR, CACHE_CUT_PREFIX, 5, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 3, .b = W, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_WRITE, .blk = 0, .nblk = 16 },
+		{ .k = K_CUT, .a = CACHE_CUT_PREFIX, .b = 1 } } },
 };
 
 #undef W
