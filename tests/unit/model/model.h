@@ -3,6 +3,11 @@
  * write cache (core/cache/) over the fault set (core/fault/) over a memory image, driven by
  * seeded random sequences and checked against a small model of what the disk promises.
  *
+ * The image below. The memory image is a disk with a volatile cache of its own, not an ideal
+ * one: a write lands in it but is durable there only once a flush reaches it (the backend's
+ * fdatasync), and a hold may keep a request before it lands, as a disk still busy with it,
+ * so that a destage can be in flight across a power cut and land after what the cut wrote.
+ *
  * What the model checks. Every write, zero write and discard puts a value on its 512-byte
  * blocks (a write's blocks carry its number, so a block read back names the write it came
  * from; anything else is garbage and a divergence). Logical time ticks at every issue and
@@ -15,6 +20,9 @@
  *   - a flush that succeeds with cache.flush = honour makes every operation acknowledged
  *     before it was issued durable; after a cut, a block may hold only a value that no durable
  *     operation issued after it replaced ("nothing a completed flush covered is lost");
+ *     and when it completes, the image's durable contents hold, on every block a durable
+ *     operation wrote since the last cut, that value or a newer one (the flush reached the
+ *     image, after the destages it waited for);
  *   - the cut's own choices, given the image just before the cut: `drop` writes nothing;
  *     `subset` and `tear` keep or lose each write's aligned cache.atomic_write units whole
  *     (a unit seen both kept and lost is a divergence); `prefix` keeps whole writes, and a
@@ -22,14 +30,17 @@
  *     epoch unless a later write of its epoch covered it, or in an earlier epoch) is a
  *     divergence. Writes that may already have been destaged, or were still in flight, are
  *     free, and so is every write while a destage that an error fault planned to fail may
- *     still be held;
+ *     still be held. Destages a hold keeps at the cut land after it, before poweron: the
+ *     cut is checked on both images as they will be once these have landed;
  *   - after a cut every request fails with EIO until poweron; a request in flight across a
  *     cut fails, or (a read) returns data of the image after the cut, never data the cut
  *     dropped; a flush in flight across a cut does not succeed;
  *   - poweron with the power on answers -EALREADY at once; with it off, poweron waits for
  *     the destages the cut left held below the cache (so it parks like a request until the
  *     stall is released), and of the poweron steps waiting at once, one returns 0;
- *   - an error only from the power being off or an error fault in force; powercut returns
+ *   - an error only from the power being off or an error fault in force, and a flush issued
+ *     with the power on and cache.flush = honour while a fault fails every flush (every=1,
+ *     no range) must fail, unless that fault went before it ended; powercut returns
  *     while requests are stalled; after queue_freeze() and cache_freeze() (the control file's
  *     freeze) the image holds what was acknowledged;
  *   - at the end, with the faults gone and the power on, a read of the whole disk;
@@ -40,14 +51,15 @@
  *
  * The driver. Each sequence is generated from its seed alone (so that it replays), then run:
  * writes, zero writes, reads, flushes, discards, background destaging on the fake clock,
- * power cuts in every mode, poweron, armed cuts, error and stall faults added, deleted and
- * released, live reconfiguration of the cache, and freeze/thaw through a real queue and
- * controller. Requests run on NR_ACTORS submitter threads, one step at a time: the driver
- * hands a step to an idle thread and waits until every busy thread has either finished or
- * sleeps (parked behind a stall), so that the interleaving is the sequence's, not the
- * scheduler's (while no stall fault is in force nothing can wait, and steps run in the
- * driver's own thread). On the first divergence the sequence is shrunk (steps dropped while
- * it still fails the same way) and printed with its seed and a command that replays it.
+ * power cuts in every mode, poweron, armed cuts, error and stall faults and holds in the image
+ * added, deleted and released, live reconfiguration of the cache, and freeze/thaw through a
+ * real queue and controller. Requests run on NR_ACTORS submitter threads, one step at a
+ * time: the driver hands a step to an idle thread and waits until every busy thread has
+ * either finished or sleeps (parked behind a stall or a hold), so that the interleaving is the
+ * sequence's, not the scheduler's (while no stall fault or hold is in force nothing can wait,
+ * and steps run in the driver's own thread). On the first divergence the sequence is shrunk
+ * (steps dropped while it still fails the same way) and printed with its seed and a command
+ * that replays it.
  *
  * Known defects. A check that current code fails goes in KNOWN_DEFECTS, off by default, so
  * that `make check` stays green until its fix lands; `make model CHECKS=all` runs with every
