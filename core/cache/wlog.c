@@ -302,9 +302,6 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 			return 0;
 		return 1;
 	}
-	/* Data past the file's end is a torn record's: not worth an allocation of its size. */
-	if (r->size && r->pos > r->size)
-		return 0;
 	if (padded + 1 > r->cap) { /* + 1: a mark's text ends with a NUL */
 		uint8_t *nb = realloc(r->buf, padded + 1);
 

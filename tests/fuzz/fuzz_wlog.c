@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
-/* libFuzzer target: the write log's readers, over any file. The record reader
- * (core/cache/wlog.c) that replay uses, reading the data and skipping it, and the crash-state
- * reader (core/crash/wlog_states.c) that explore uses, which also decodes and builds the
- * first states of a log it accepts. Whatever the file holds, they must answer, not crash. */
+/* libFuzzer target: the write log's validator and readers, over any file. The validator
+ * (wlog_validate*, core/cache/wlog.c) from memory and from the file must agree; the record
+ * reader replay uses, reading the data and skipping it, must read a log the validator passed
+ * to its end without a bad record; and the crash-state reader explore uses
+ * (core/crash/wlog_states.c) must accept it too, and decode and build its first states.
+ * Whatever the file holds, none may crash. */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "core/cache/wlog.h"
@@ -16,20 +21,29 @@
 /* States built per input: enough to reach the torn and dropped ones of a small log. */
 #define FUZZ_STATES 64
 
-static void read_records(const char *path, bool skip_data)
+/* Every record up to the first power cut, where readers stop; a log the validator passed
+ * must read to there. */
+static void read_records(const char *path, bool skip_data, bool valid)
 {
 	struct wlog_reader r;
 	struct wlog_rec rec;
+	int ret;
 
-	if (wlog_reader_open(&r, path))
+	ret = wlog_reader_open(&r, path);
+	if (ret) {
+		if (valid)
+			fuzz_fail("a valid log does not open: %s", strerror(-ret));
 		return;
+	}
 	r.skip_data = skip_data;
-	while (wlog_next(&r, &rec) > 0)
+	while ((ret = wlog_next(&r, &rec)) > 0 && rec.type != WLOG_CUT)
 		;
+	if (valid && ret == -EINVAL)
+		fuzz_fail("record %" PRIu64 " of a valid log is bad: %s", r.nrec, r.why);
 	wlog_reader_close(&r);
 }
 
-static void build_states(const char *path)
+static void build_states(const char *path, bool valid)
 {
 	struct ws_builder b;
 	struct ws_state s;
@@ -38,8 +52,13 @@ static void build_states(const char *path)
 	uint64_t nacked, h[2];
 	char err[256];
 
-	if (ws_log_open(&l, path, WS_MAX_K, err, sizeof(err)))
+	int ret = ws_log_open(&l, path, WS_MAX_K, err, sizeof(err));
+
+	if (ret) {
+		if (valid && ret != -ENOMEM)
+			fuzz_fail("explore refuses a valid log: %s", err);
 		return;
+	}
 	ws_builder_init(&b);
 	extmap_init(&m);
 	for (uint64_t id = 0; id < l.nstates && id < FUZZ_STATES; id++) {
@@ -62,9 +81,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "%s/cache.log", fuzz_tmpdir());
 		log_init("fuzz", false, LOG_LVL_ERR);
 	}
+	struct wlog_summary sum;
+	char err[256], err2[256];
+	int ret, ret2;
+
 	fuzz_write_file(path, data, size);
-	read_records(path, false);
-	read_records(path, true);
-	build_states(path);
+	ret = wlog_validate_buf(data, size, &sum, err, sizeof(err));
+	ret2 = wlog_validate_path(path, NULL, err2, sizeof(err2));
+	if (ret != ret2)
+		fuzz_fail("the validator says %d (%s) from memory, %d (%s) from the file", ret,
+			  ret ? err : "", ret2, ret2 ? err2 : "");
+	read_records(path, false, !ret);
+	read_records(path, true, !ret);
+	build_states(path, !ret);
 	return 0;
 }
