@@ -41,8 +41,11 @@ static void explore_usage(FILE *f)
 	fprintf(f,
 		"Usage: plugdisk explore [--budget N] [-j N] [--seed S] [--json]\n"
 		"                        [--keep-failing DIR] [-k K] [--state ID] [--timeout T]\n"
+		"                        [--kinds LIST] [--windows A-B] [--states ID,A-B,...]\n"
+		"                        [--weights KIND=N,...] [--sampler stratified|uniform]\n"
 		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
 		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
+		"       plugdisk explore --list-states [--json] [selection] LOG [BASE_IMAGE]\n"
 		"\n"
 		"Run CHECKER on every crash state a power cut could leave by the write log LOG\n"
 		"(cache.log) over BASE_IMAGE (what the disk held when the log began): the state each\n"
@@ -54,8 +57,19 @@ static void explore_usage(FILE *f)
 		"  PLUGDISK_STATE_ID  the state's number\n"
 		"  PLUGDISK_MARK      the last mark the state made durable (empty: none)\n"
 		"  PLUGDISK_MARKS     a file: the marks acknowledged before the cut, one a line\n"
+		"  PLUGDISK_STATE_KIND    flush, prefix, subset, drop, torn, ...\n"
+		"  PLUGDISK_STATE_WINDOW  the state's window (0: from the log's start)\n"
+		"  PLUGDISK_STATE_JSON    a file: the state as a JSON object, as --json reports it\n"
 		"It passes a state by exiting 0.\n"
-		"  --budget N         check at most N states, sampled from --seed when there are more\n"
+		"  --budget N         check at most N states: when there are more, spread over every\n"
+		"                     kind, then every window, before any twice, drawn from --seed\n"
+		"  --weights K=N,...  under --budget, N states of kind K per round (default 1)\n"
+		"  --sampler S        stratified (the default) or uniform (a plain random sample)\n"
+		"  --kinds LIST       only states of these kinds (comma separated)\n"
+		"  --windows A-B      only states of windows A to B (or one window A)\n"
+		"  --states LIST      only these states: IDs and ranges A-B, comma separated\n"
+		"  --list-states      print the chosen states (id, kind, window, flush, writes kept,\n"
+		"                     dropped and torn, marks), run nothing; with --json as JSON\n"
 		"  -j, --jobs N       checkers at once (default: the CPU count)\n"
 		"  --seed S           the sample's seed (default 1)\n"
 		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
@@ -76,7 +90,7 @@ struct xp_slot {
 	bool timed_out;
 	struct extmap map;
 	struct xf_state fs;
-	char out[512], marks[512];
+	char out[512], marks[512], json[512];
 };
 
 /* States already checked, by their overlay's hash. */
@@ -167,6 +181,7 @@ static int write_marks(const struct ws_log *l, uint64_t nacked, const char *path
 static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const struct ws_state *s)
 {
 	char env_state[600], env_id[64], env_marks[600], *env_mark = NULL, **envp;
+	char env_kind[64], env_win[64], env_json[600];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	sigset_t nomask;
@@ -184,11 +199,19 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	snprintf(env_state, sizeof(env_state), "PLUGDISK_STATE=%s/state-%" PRIu64, xf->mnt, s->id);
 	snprintf(env_id, sizeof(env_id), "PLUGDISK_STATE_ID=%" PRIu64, s->id);
 	snprintf(env_marks, sizeof(env_marks), "PLUGDISK_MARKS=%s", sl->marks);
+	ret = xp_state_json_file(x, s->id, sl->json);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s: %s\n", sl->json, strerror(-ret));
+		return ret;
+	}
+	snprintf(env_kind, sizeof(env_kind), "PLUGDISK_STATE_KIND=%s", ws_kind_names[s->kind]);
+	snprintf(env_win, sizeof(env_win), "PLUGDISK_STATE_WINDOW=%" PRIu64, s->win);
+	snprintf(env_json, sizeof(env_json), "PLUGDISK_STATE_JSON=%s", sl->json);
 	if (asprintf(&env_mark, "PLUGDISK_MARK=%s", mark >= 0 ? x->log.marks[mark].text : "") < 0)
 		return -ENOMEM;
 	while (environ[nenv])
 		nenv++;
-	envp = calloc(nenv + 5, sizeof(*envp));
+	envp = calloc(nenv + 8, sizeof(*envp));
 	if (!envp) {
 		free(env_mark);
 		return -ENOMEM;
@@ -200,6 +223,9 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	envp[i++] = env_id;
 	envp[i++] = env_mark;
 	envp[i++] = env_marks;
+	envp[i++] = env_kind;
+	envp[i++] = env_win;
+	envp[i++] = env_json;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, sl->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -252,6 +278,7 @@ static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot 
 
 	xf_remove(xf, &sl->fs);
 	x->checked++;
+	xp_count_checked(x, sl->id, status != 0);
 	if (status == 0) {
 		x->passed++;
 	} else {
@@ -371,6 +398,7 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		extmap_init(&slots[i].map);
 		snprintf(slots[i].out, sizeof(slots[i].out), "%s/out-%u", dir, i);
 		snprintf(slots[i].marks, sizeof(slots[i].marks), "%s/marks-%u", dir, i);
+		snprintf(slots[i].json, sizeof(slots[i].json), "%s/state-%u.json", dir, i);
 	}
 	ret = xf_start(&xf, mnt, base_fd, x->log.hdr.disk_size);
 	if (ret)
@@ -476,6 +504,7 @@ out_dir:
 			extmap_free(&slots[i].map);
 			unlink(slots[i].out);
 			unlink(slots[i].marks);
+			unlink(slots[i].json);
 		}
 	free(slots);
 	free(seen.v);
@@ -515,15 +544,52 @@ static int bad(const char *what, const char *arg)
 	return 2;
 }
 
+/* --list-states [--json] [selection] LOG [BASE_IMAGE]: print the chosen states. */
+static int xp_list_main(struct xp *x, int argc, char **argv)
+{
+	uint64_t *ids = NULL;
+	char err[512];
+	int ret, status = 0;
+
+	if (argc > 2 || x->checker || x->image || x->has_state) {
+		fprintf(stderr, "plugdisk explore: --list-states takes LOG [BASE_IMAGE], no "
+			"checker, --image or --state (--states picks)\n");
+		return 2;
+	}
+	x->log_path = argv[0];
+	x->base_path = argc > 1 ? argv[1] : "";
+	x->sel.list_json = x->json;
+	ret = ws_log_open(&x->log, x->log_path, x->k, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: %s\n", err);
+		xp_select_free(&x->sel);
+		return ret == -ENOMEM ? 3 : 2;
+	}
+	ret = xp_select_states(x, &ids);
+	if (ret)
+		status = ret == -ENOMEM ? 3 : 2;
+	else
+		xp_list_states(x, ids, stdout);
+	free(ids);
+	ws_log_close(&x->log);
+	xp_select_free(&x->sel);
+	return status;
+}
+
 int pd_explore_main(int argc, char **argv)
 {
-	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT };
+	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
+	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
 		{ "keep-failing", required_argument, 0, O_KEEP },
 		{ "state", required_argument, 0, O_STATE },   { "image", required_argument, 0, O_IMAGE },
 		{ "timeout", required_argument, 0, O_TIMEOUT },
+		{ "kinds", required_argument, 0, O_KINDS },   { "windows", required_argument, 0, O_WINDOWS },
+		{ "states", required_argument, 0, O_STATES }, { "weights", required_argument, 0, O_WEIGHTS },
+		{ "sampler", required_argument, 0, O_SAMPLER },
+		{ "list-states", no_argument, 0, O_LIST },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
 	struct xp x = { .seed = 1, .k = 2 };
@@ -575,6 +641,30 @@ int pd_explore_main(int argc, char **argv)
 			    !x.timeout_ns)
 				return bad("--timeout (a duration > 0: 90, 90s, 5min)", optarg);
 			break;
+		case O_KINDS:
+			if (xp_parse_kinds(&x.sel, optarg))
+				return 2;
+			break;
+		case O_WINDOWS:
+			if (xp_parse_windows(&x.sel, optarg))
+				return 2;
+			break;
+		case O_STATES:
+			ret = xp_parse_states(&x.sel, optarg);
+			if (ret)
+				return ret == -ENOMEM ? 3 : 2;
+			break;
+		case O_WEIGHTS:
+			if (xp_parse_weights(&x.sel, optarg))
+				return 2;
+			break;
+		case O_SAMPLER:
+			if (xp_parse_sampler(&x.sel, optarg))
+				return 2;
+			break;
+		case O_LIST:
+			x.sel.list = true;
+			break;
 		case 'h':
 			explore_usage(stdout);
 			return 0;
@@ -583,13 +673,20 @@ int pd_explore_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (argc - optind < 2) {
+	if (argc - optind < (x.sel.list ? 1 : 2)) {
 		explore_usage(stderr);
 		return 2;
 	}
+	if (x.sel.list)
+		return xp_list_main(&x, argc - optind, argv + optind);
 	x.log_path = argv[optind];
 	x.base_path = argv[optind + 1];
 	optind += 2;
+	if (x.has_state && x.sel.chosen) {
+		fprintf(stderr, "plugdisk explore: --state picks one state: no --kinds, --windows "
+			"or --states with it\n");
+		return 2;
+	}
 	if (x.image) {
 		if (!x.has_state || optind != argc) {
 			fprintf(stderr, "plugdisk explore: --image needs --state and no checker\n");
@@ -628,17 +725,17 @@ int pd_explore_main(int argc, char **argv)
 		status = xp_write_state(&x, base_fd);
 		goto out;
 	}
-	x.planned = x.log.nstates;
 	if (x.has_state) {
+		struct ws_state one;
+
+		ws_state_decode(&x.log, x.state, &one);
 		x.planned = 1;
+		x.kinds[one.kind].states = x.kinds[one.kind].planned = 1;
 		ids = &x.state;
-	} else if (x.budget && x.budget < x.log.nstates) {
-		x.planned = x.budget;
-		x.sampled = true;
-		ids = calloc(x.budget, sizeof(*ids));
-		if (!ids || ws_sample(&x.log, x.budget, x.seed, ids)) {
-			fprintf(stderr, "plugdisk explore: out of memory\n");
-			status = 3;
+	} else {
+		ret = xp_select_states(&x, &ids);
+		if (ret) {
+			status = ret == -ENOMEM ? 3 : 2;
 			goto out;
 		}
 	}
@@ -670,5 +767,6 @@ out:
 		free(ids);
 	ws_log_close(&x.log);
 	close(base_fd);
+	xp_select_free(&x.sel);
 	return status;
 }

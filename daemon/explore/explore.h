@@ -10,6 +10,7 @@
 
 #include "core/crash/extmap.h"
 #include "core/crash/wlog_states.h"
+#include "daemon/explore/explore_select.h"
 
 /* A state the checker failed. */
 struct xp_fail {
@@ -32,6 +33,7 @@ struct xp {
 	const char *image;	/* --image */
 	const char *keep_dir;	/* --keep-failing */
 	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
+	struct xp_select sel;	/* --kinds, --windows, --states, --weights, --list-states */
 
 	/* results */
 	struct ws_log log;
@@ -39,6 +41,7 @@ struct xp {
 	bool sampled;
 	bool bad_checker;	/* the checker could not be started */
 	uint64_t checked, passed, dups;
+	struct xp_kind_count kinds[XP_MAX_KINDS];	/* by enum ws_kind */
 	struct xp_fail *fails;
 	uint64_t nfails, capfails;
 	double seconds;
@@ -47,6 +50,13 @@ struct xp {
 /* Print the report (text or JSON, by x->json) to @f. The run's timing is not in it: the same
  * log and seed give the same report. */
 void xp_report(const struct xp *x, FILE *f);
+
+/* State @s's fields as the report gives them, as an unclosed JSON object: "{"id":...,
+ * "marks_acknowledged":N" (the caller adds fields and the brace). */
+void xp_put_state_json(FILE *f, const struct xp *x, const struct ws_state *s);
+
+/* State @s on one line of text, as --list-states prints it. */
+void xp_put_state_line(FILE *f, const struct xp *x, const struct ws_state *s);
 
 /* Write @map over a sparse copy of the base image (@base_fd) to @path. 0 or -errno
  * (printed). */

@@ -148,6 +148,75 @@ static void put_kind(FILE *f, const struct ws_state *s)
 	}
 }
 
+void xp_put_state_json(FILE *f, const struct xp *x, const struct ws_state *s)
+{
+	const struct ws_log *l = &x->log;
+	const struct ws_window *w = &l->win[s->win];
+	uint64_t nacked;
+	int64_t mark = ws_state_mark(l, s, &nacked);
+
+	fprintf(f, "{\"id\":%" PRIu64 ",\"window\":%" PRIu64 ",\"after\":\"", s->id, s->win);
+	put_barrier(f, w);
+	fprintf(f, "\",\"flush\":%" PRIu64 ",\"kind\":\"%s\",\"durable_writes\":%" PRIu64
+		",\"pending_writes\":%" PRIu64,
+		w->flush_no, ws_kind_names[s->kind], w->durable, s->n);
+	for (int want = 1; want >= 0; want--) {
+		fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s\":[", want ? "kept" : "dropped",
+			count_keeps(x, s, want), want ? "kept" : "dropped");
+		put_ranges(f, x, s, want, true);
+		fputc(']', f);
+	}
+	fprintf(f, ",\"torn\":[");
+	put_ranges(f, x, s, 2, true);
+	fprintf(f, "],\"mark\":");
+	if (mark >= 0)
+		put_json_str(f, l->marks[mark].text);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"marks_acknowledged\":%" PRIu64, nacked);
+}
+
+void xp_put_state_line(FILE *f, const struct xp *x, const struct ws_state *s)
+{
+	const struct ws_log *l = &x->log;
+	uint64_t nacked;
+	int64_t mark = ws_state_mark(l, s, &nacked);
+
+	fprintf(f, "%" PRIu64 " %s window %" PRIu64 " flush %" PRIu64 ": kept %" PRIu64
+		", dropped %" PRIu64 ", torn %" PRIu64, s->id, ws_kind_names[s->kind], s->win,
+		l->win[s->win].flush_no, count_keeps(x, s, 1), count_keeps(x, s, 0),
+		count_keeps(x, s, 2));
+	if (count_keeps(x, s, 2)) {
+		fputs(" (", f);
+		put_ranges(f, x, s, 2, false);
+		fputs(" )", f);
+	}
+	fprintf(f, "; marks acknowledged %" PRIu64 ", mark %s\n", nacked,
+		mark >= 0 ? l->marks[mark].text : "(none)");
+}
+
+/* Per kind: the states in the log (or the chosen set), picked and checked. */
+static void put_kinds(FILE *f, const struct xp *x, bool json)
+{
+	bool first = true;
+
+	for (unsigned int k = 0; k < xp_nkinds(); k++) {
+		const struct xp_kind_count *c = &x->kinds[k];
+
+		if (!c->states)
+			continue;
+		if (json)
+			fprintf(f, "%s\"%s\":{\"states\":%" PRIu64 ",\"planned\":%" PRIu64
+				",\"checked\":%" PRIu64 ",\"failed\":%" PRIu64 "}", first ? "" : ",",
+				ws_kind_names[k], c->states, c->planned, c->checked, c->failed);
+		else
+			fprintf(f, "%s %s %" PRIu64 " states, %" PRIu64 " checked, %" PRIu64
+				" failed", first ? "" : ";", ws_kind_names[k], c->states, c->checked,
+				c->failed);
+		first = false;
+	}
+}
+
 static void report_text(const struct xp *x, FILE *f)
 {
 	const struct ws_log *l = &x->log;
@@ -155,8 +224,12 @@ static void report_text(const struct xp *x, FILE *f)
 	fprintf(f, "explore: %" PRIu64 " crash states in %" PRIu64 " windows (-k %u)%s\n",
 		l->nstates, l->nwin, x->k, l->cut ? "; the log ends at a power cut" : "");
 	if (x->sampled)
-		fprintf(f, "explore: over the budget: %" PRIu64 " states sampled with seed %" PRIu64
-			"\n", x->planned, x->seed);
+		fprintf(f, "explore: over the budget: %" PRIu64 " states %s with seed %" PRIu64
+			"\n", x->planned, x->sel.uniform ? "sampled uniformly" :
+			"spread over every kind and window", x->seed);
+	fprintf(f, "explore: by kind:");
+	put_kinds(f, x, false);
+	fputc('\n', f);
 	for (uint64_t i = 0; i < x->nfails; i++) {
 		const struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;
@@ -212,40 +285,21 @@ static void report_json(const struct xp *x, FILE *f)
 	fprintf(f, ",\"k\":%u,\"seed\":%" PRIu64 ",\"states_total\":%" PRIu64 ",\"windows\":%" PRIu64
 		",\"log_cut\":%s,\"sampled\":%s,\"planned\":%" PRIu64 ",\"checked\":%" PRIu64
 		",\"passed\":%" PRIu64 ",\"failed\":%" PRIu64 ",\"duplicates\":%" PRIu64
-		",\"failures\":[",
+		",\"sampler\":\"%s\",\"kinds\":{",
 		x->k, x->seed, l->nstates, l->nwin, l->cut ? "true" : "false",
-		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups);
+		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups,
+		x->sel.uniform ? "uniform" : "stratified");
+	put_kinds(f, x, true);
+	fprintf(f, "},\"failures\":[");
 	for (uint64_t i = 0; i < x->nfails; i++) {
 		const struct xp_fail *fl = &x->fails[i];
-		const struct ws_window *w;
 		struct ws_state s;
-		uint64_t nacked;
-		int64_t mark;
 
 		ws_state_decode(l, fl->id, &s);
-		w = &l->win[s.win];
-		mark = ws_state_mark(l, &s, &nacked);
-		fprintf(f, "%s{\"id\":%" PRIu64 ",\"window\":%" PRIu64 ",\"after\":\"", i ? "," : "",
-			fl->id, s.win);
-		put_barrier(f, w);
-		fprintf(f, "\",\"flush\":%" PRIu64 ",\"kind\":\"%s\",\"durable_writes\":%" PRIu64
-			",\"pending_writes\":%" PRIu64,
-			w->flush_no, ws_kind_names[s.kind], w->durable, s.n);
-		for (int want = 1; want >= 0; want--) {
-			fprintf(f, ",\"%s_count\":%" PRIu64 ",\"%s\":[", want ? "kept" : "dropped",
-				count_keeps(x, &s, want), want ? "kept" : "dropped");
-			put_ranges(f, x, &s, want, true);
-			fputc(']', f);
-		}
-		fprintf(f, ",\"torn\":[");
-		put_ranges(f, x, &s, 2, true);
-		fprintf(f, "],\"mark\":");
-		if (mark >= 0)
-			put_json_str(f, l->marks[mark].text);
-		else
-			fputs("null", f);
-		fprintf(f, ",\"marks_acknowledged\":%" PRIu64 ",\"status\":%d,\"timed_out\":%s,"
-			"\"output\":", nacked, fl->status, fl->timed_out ? "true" : "false");
+		fputs(i ? "," : "", f);
+		xp_put_state_json(f, x, &s);
+		fprintf(f, ",\"status\":%d,\"timed_out\":%s,\"output\":", fl->status,
+			fl->timed_out ? "true" : "false");
 		put_json_str(f, fl->output ? fl->output : "");
 		fprintf(f, ",\"image\":");
 		if (fl->image)
