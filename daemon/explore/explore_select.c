@@ -347,10 +347,18 @@ static int build_pieces(const struct xp *x, struct pieces *ps)
 static unsigned int window_prio(const struct ws_log *l, uint64_t w)
 {
 	const struct ws_window *win = &l->win[w];
+	uint64_t lo = 0, hi = l->nmarks;
 
-	for (uint64_t i = 0; i < l->nmarks; i++)
-		if (l->marks[i].pos >= win->pos && l->marks[i].pos < win->end_pos)
-			return 2;
+	while (lo < hi) { /* the first mark at or after the window's barrier (marks in log order) */
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (l->marks[mid].pos < win->pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < l->nmarks && l->marks[lo].pos < win->end_pos)
+		return 2;
 	for (uint64_t i = win->durable; i < win->end; i++)
 		if (ws_op_units(l, &l->ops[i]) > 1)
 			return 1;
