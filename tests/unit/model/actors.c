@@ -12,11 +12,18 @@
 /* ---- actors: the submitter threads ------------------------------------------------------- */
 
 /* One op through the top of the chain (the write cache), as the controller hands it down. */
+/* The top stage's exec, waited for: with the faults on top, a stall there completes the
+ * request later, from another thread. */
+static int top_exec_wait(void *arg, struct request *rq)
+{
+	const struct stage *top = chain_top(arg);
+
+	return io_exec_wait(top->ops->exec, top->self, rq);
+}
+
 int chain_io(struct run *r, enum bio_op op, uint64_t off, uint64_t len, void *buf)
 {
-	const struct stage *top = chain_top(&r->ch);
-
-	return stage_io(top->ops->exec, top->self, op, off, len, buf);
+	return stage_io(top_exec_wait, &r->ch, op, off, len, buf);
 }
 
 void job_run(struct run *r, struct job *j)

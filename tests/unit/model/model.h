@@ -416,6 +416,8 @@ bool poweron_pending(struct run *r);
 
 /* ---- run.c: one sequence */
 
+/* stages.order of every run (NULL: the default, the cache over the faults). */
+extern const char *model_order;
 /* Set-up that cannot fail in a test; abort if it does. */
 void must(bool ok, const char *what);
 /* Run the steps of @steps that @keep marks (all when NULL) into @vd. */

@@ -5,6 +5,8 @@
 
 #include "tests/unit/model/model.h"
 
+const char *model_order;
+
 /* The fake clock. */
 static uint64_t clk(void *arg)
 {
@@ -381,7 +383,8 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 		static const struct stage_ops mem_ops = { .name = "memory", .exec = mem_exec };
 		const struct stage mem = { .ops = &mem_ops, .self = &r->mem };
 		struct cache_params p = cfg->p;
-		struct chain_params chp = { .timer = &r->t, .clock = clk, .clock_arg = r,
+		struct chain_params chp = { .order = model_order, .timer = &r->t, .clock = clk,
+					    .clock_arg = r,
 					    .disk_size = DISK, .cache = &p };
 		char err[256];
 

@@ -91,8 +91,9 @@ static void report(uint64_t seed, unsigned int checks, const struct verdict *vd,
 	       "powercut=%s seed=%" PRIu64 "\n", cfg.p.size, cfg.p.destage_delay_ms,
 	       cfg.p.destage_rate, cache_flush_names[cfg.p.flush], cfg.p.atomic_write,
 	       cache_cut_names[cfg.p.powercut], cfg.p.seed);
-	printf("model: %u of %u steps still diverge; replay with:\n  %s --replay %" PRIu64
-	       " --checks %s --keep ", kept, cfg.nsteps, prog, seed, cks);
+	printf("model: %u of %u steps still diverge; replay with:\n  %s%s%s%s --replay %" PRIu64
+	       " --checks %s --keep ", kept, cfg.nsteps, prog, model_order ? " --order '" : "",
+	       model_order ? model_order : "", model_order ? "'" : "", seed, cks);
 	for (uint32_t i = 0, first = 1; i < cfg.nsteps; i++)
 		if (keep[i]) {
 			printf("%s%u", first ? "" : ",", i);

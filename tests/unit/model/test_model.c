@@ -336,14 +336,17 @@ static int model_main(int argc, char **argv)
 		} else if (!strcmp(a, "--keep") && v) {
 			keep_s = v;
 			i++;
+		} else if (!strcmp(a, "--order") && v) {
+			model_order = *v ? v : NULL;
+			i++;
 		} else if (!strcmp(a, "--no-shrink")) {
 			do_shrink = false;
 		} else if (!strcmp(a, "-v")) {
 			verbose = true;
 		} else {
-			fprintf(stderr, "usage: test_model [--sequences N] [--seed S] [--checks "
-				"LIST] [--no-shrink] | --replay SEED [--keep I,J,...] [--checks LIST] "
-				"[-v]\n");
+			fprintf(stderr, "usage: test_model [--order STAGES] [--sequences N] [--seed "
+				"S] [--checks LIST] [--no-shrink] | --replay SEED [--keep I,J,...] "
+				"[--checks LIST] [-v]\n");
 			return 2;
 		}
 	}
@@ -379,8 +382,8 @@ static int model_main(int argc, char **argv)
 	}
 	if (!base)
 		base = (uint64_t)time(NULL);
-	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", known-defect checks on: %s\n",
-	       n, base, cks);
+	printf("model: %" PRIu64 " sequences from seed %" PRIu64 ", known-defect checks on: %s, "
+	       "stages.order: %s\n", n, base, cks, model_order ? model_order : CHAIN_DEFAULT_ORDER);
 	fflush(stdout);
 	if (n >= 20000)
 		progress_every = 10000;
