@@ -160,13 +160,15 @@ check: deps all $(UNIT_BINS) $(CHECK_EXTRA)
 		tests/run-tests.sh $(TESTS)
 
 # The reference model of the stages below the controller (tests/unit/model/), run long:
-# make model SEQUENCES=N [JOBS=J] [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]. J processes share the
+# make model SEQUENCES=N [JOBS=J] [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]
+# [STAGES_ORDER='faults, cache'] (stages.order; default "cache, faults"). J processes share the
 # N sequences; the first divergence of each is shrunk and printed with the command that
 # replays it.
 SEQUENCES ?= 10000
 JOBS ?= 1
 model: $(B)/tests/unit/test_model
-	tests/unit/model-run.sh $(B)/tests/unit/test_model $(SEQUENCES) $(JOBS) '$(SEED)' '$(CHECKS)'
+	tests/unit/model-run.sh $(B)/tests/unit/test_model $(SEQUENCES) $(JOBS) '$(SEED)' '$(CHECKS)' \
+		'$(STAGES_ORDER)'
 
 # The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
 # that the committed page holds what the binary prints), and the request-path picture, from

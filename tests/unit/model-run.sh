@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # The long run of the reference model (make model): SEQUENCES sequences split over JOBS
 # processes of test_model, each from its own seed (SEED+j when SEED is given, else a random one
-# that it prints). Exits 1 when any process found a divergence; each prints its own, shrunk,
-# with the command that replays it.
+# that it prints), with the stages in STAGES_ORDER (stages.order; empty: the default). Exits 1
+# when any process found a divergence; each prints its own, shrunk, with the command that
+# replays it.
 set -euo pipefail
-bin=$1 sequences=${2:-10000} jobs=${3:-1} seed=${4:-} checks=${5:-}
+bin=$1 sequences=${2:-10000} jobs=${3:-1} seed=${4:-} checks=${5:-} order=${6:-}
 
 if ! [[ $jobs =~ ^[1-9][0-9]*$ && $sequences =~ ^[1-9][0-9]*$ ]]; then
 	echo "model-run.sh: SEQUENCES and JOBS must be positive numbers" >&2
@@ -19,6 +20,7 @@ for ((j = 0; j < jobs; j++)); do
 	args=(--sequences "$n")
 	[[ -n $seed ]] && args+=(--seed "$((seed + j))")
 	[[ -n $checks ]] && args+=(--checks "$checks")
+	[[ -n $order ]] && args+=(--order "$order")
 	"$bin" "${args[@]}" &
 	pids+=($!)
 done

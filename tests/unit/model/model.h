@@ -84,7 +84,7 @@
  * reporting a divergence, long runs), test_model.c (the Check suite and the command line).
  *
  *   make check TESTS=build/tests/unit/test_model     # 1500 sequences, 200 under a sanitizer
- *   make model SEQUENCES=100000 [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx]
+ *   make model SEQUENCES=100000 [SEED=S] [CHECKS=all|d1,d2,d5,d6,d7,fx] [STAGES_ORDER=...]
  *   build/tests/unit/test_model --replay SEED --keep 3,7,9 [--checks ...] [-v]
  *   MODEL_DEBUG=1 build/tests/unit/test_model --replay ...   # with the cache's debug log
  */
