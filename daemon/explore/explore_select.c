@@ -48,7 +48,7 @@ unsigned int xp_nkinds(void)
 {
 	unsigned int n = 0;
 
-	while (ws_kind_names[n] && n < XP_MAX_KINDS)
+	while (n < XP_MAX_KINDS && ws_kind_names[n])
 		n++;
 	return n;
 }
