@@ -151,6 +151,8 @@ static int load_file(struct conf_load *ld, config_t *cfg)
 	int ret;
 
 	ret = conf_check_file_safe(ld->file, geteuid(), ld->err, ld->errlen);
+	if (!ret)
+		ret = conf_check_includes(ld->file, geteuid(), ld->err, ld->errlen);
 	if (ret)
 		return ret;
 	if (!config_read_file(cfg, ld->file)) {

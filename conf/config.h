@@ -126,6 +126,11 @@ int conf_parse_size(const char *s, uint64_t *out);
  * @includes. 0, -EPERM, -EINVAL (not a regular file) or -errno (open, fstat). */
 int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen);
 
+/* Refuse the files @file pulls in with @include that conf_check_file_safe() refuses, and
+ * theirs: checked before libconfig opens them. 0 or its error, @err naming the including file
+ * and line. conf_load calls it on the file before reading it. */
+int conf_check_includes(const char *file, uid_t euid, char *err, size_t errlen);
+
 /* Print every key, one a line: "NAME TYPE [WORD...]", TYPE one of bool, integer, size,
  * string, enum, with the words a bool or an enum takes (--list-keys, shell completion). */
 void conf_list_keys(void *FILE_stream);

@@ -3,6 +3,7 @@
  * it @includes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -42,4 +43,71 @@ int conf_check_file_safe(const char *file, uid_t euid, char *err, size_t errlen)
 	}
 	close(fd);
 	return ret;
+}
+
+/* libconfig follows its includes when it reads the file, before the loader sees any
+ * setting, and does not ask first: so the files it would open are found here, each checked
+ * by the same policy (a FIFO, a device would otherwise be opened and waited on), and theirs
+ * in turn. libconfig 1.5 takes "@include "PATH"" alone on a line, PATH as given (no include
+ * directory is set), and at most 10 levels deep. */
+#define CONF_INCLUDE_DEPTH 10
+
+static int check_includes(const char *file, uid_t euid, unsigned depth, char *err,
+			  size_t errlen)
+{
+	char line[4096 + 64], why[4096 + 128];
+	unsigned lineno = 0;
+	bool in_comment = false;
+	FILE *f;
+	int fd, ret = 0;
+
+	/* Checked already (conf_check_file_safe) by the caller: a regular file. */
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 0;	/* libconfig's own error says it */
+	f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		lineno++;
+		/* A block comment's lines hold no include. */
+		if (in_comment) {
+			p = strstr(p, "*/");
+			if (!p)
+				continue;
+			in_comment = false;
+			p += 2;
+		}
+		p += strspn(p, " \t");
+		if (!strncmp(p, "/*", 2) && !strstr(p + 2, "*/")) {
+			in_comment = true;
+			continue;
+		}
+		if (strncmp(p, "@include", 8) || !strchr(" \t", p[8]))
+			continue;
+		p += 8 + strspn(p + 8, " \t");
+		if (*p != '"' || !(end = strchr(p + 1, '"')))
+			continue;	/* libconfig's syntax error */
+		*end = '\0';
+		p++;
+		if (depth >= CONF_INCLUDE_DEPTH)
+			break;		/* libconfig refuses it */
+		ret = conf_check_file_safe(p, euid, why, sizeof(why));
+		if (ret)
+			conf_errf(err, errlen, "%s:%u: @include \"%s\": %s", file, lineno, p,
+				  why + (strncmp(why, p, strlen(p)) ? 0 : strlen(p) + 2));
+		else
+			ret = check_includes(p, euid, depth + 1, err, errlen);
+	}
+	fclose(f);
+	return ret;
+}
+
+int conf_check_includes(const char *file, uid_t euid, char *err, size_t errlen)
+{
+	return check_includes(file, euid, 0, err, errlen);
 }

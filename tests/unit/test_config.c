@@ -639,8 +639,8 @@ START_TEST(test_one_file_policy)
 		ck_assert_int_eq(chmod(inc, 0666), 0);
 		ck_assert_int_eq(load_text(text, NULL, 0, &c, &path), -EPERM);
 		snprintf(want, sizeof(want),
-			 "%s: refusing a config file that others can write (mode 0666) for a root "
-			 "daemon", inc);
+			 "%s:1: @include \"%s\": refusing a config file that others can write "
+			 "(mode 0666) for a root daemon", path, inc);
 		ck_assert_str_eq(err, want);
 		unlink(inc);
 	}
