@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/client/mount_file.h"
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
 
@@ -65,9 +66,11 @@ int pd_ctl_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk ctl: %s: path too long\n", argv[1]);
 		return EXIT_USAGE;
 	}
-	fd = open(path, argc > 2 ? O_RDWR : O_RDONLY);
+	/* Only a plugdisk mount's control file: never a FIFO to wait on, nor a plain file
+	 * that a command would overwrite. */
+	fd = pd_mount_file_open(path, argc > 2 ? O_RDWR : O_RDONLY);
 	if (fd < 0) {
-		int e = errno;
+		int e = -fd;
 
 		/* No control file: the directory is not (or no longer) a plugdisk mount. Its own
 		 * status, so that a script can tell it from a refused command. */
@@ -78,6 +81,11 @@ int pd_ctl_main(int argc, char **argv)
 		if (e == ENOENT || e == ENOTDIR) {
 			fprintf(stderr, "plugdisk ctl: %s is not a plugdisk mount (no %s)\n",
 				argv[1], path);
+			return EXIT_MOUNT;
+		}
+		if (e == ENODEV) {
+			fprintf(stderr, "plugdisk ctl: %s is not a plugdisk mount (%s is not a file "
+					"of a FUSE mount)\n", argv[1], path);
 			return EXIT_MOUNT;
 		}
 		if (e == ENOTCONN) {

@@ -381,6 +381,11 @@ int pd_stats_main(int argc, char **argv)
 		fprintf(stderr, "plugdisk stats: %s is not a plugdisk mount (no %s)\n", mnt, path);
 		return EXIT_MOUNT;
 	}
+	if (ret == -ENODEV) {
+		fprintf(stderr, "plugdisk stats: %s is not a plugdisk mount (%s is not a file of "
+				"a FUSE mount)\n", mnt, path);
+		return EXIT_MOUNT;
+	}
 	if (ret == -ENOTCONN) {
 		fprintf(stderr, "plugdisk stats: %s: the plugdisk daemon of this mount has exited "
 				"(unmount it with fusermount3 -u)\n", mnt);

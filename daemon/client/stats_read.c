@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "daemon/client/mount_file.h"
 #include "daemon/client/stats_read.h"
 
 int stats_read_file(const char *path, char **buf, size_t *cap)
 {
 	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd = pd_mount_file_open(path, O_RDONLY), ret = 0;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		ssize_t n;
 

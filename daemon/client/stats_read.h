@@ -10,7 +10,8 @@
 
 /* Read @path in one open (one open is one consistent snapshot) into *@buf, NUL-terminated,
  * growing it as needed (*@cap is its size; both may start as NULL, 0 and are kept for reuse).
- * 0, or -errno: -EFBIG over STATS_READ_MAX, -ENOMEM, or the open's or read's error. */
+ * 0, or -errno: -EFBIG over STATS_READ_MAX, -ENOMEM, pd_mount_file_open()'s error (-ENODEV:
+ * @path is not a plugdisk mount's file), or the read's error. */
 int stats_read_file(const char *path, char **buf, size_t *cap);
 
 #endif

@@ -79,8 +79,9 @@ static int top_read(struct top_src *t)
 	else if (ret == -ENOMEM)
 		snprintf(t->err, sizeof(t->err), "out of memory");
 	else
-		snprintf(t->err, sizeof(t->err), "cannot read %s: %s%s", t->path, strerror(-ret),
-			 ret == -ENOENT || ret == -ENOTDIR
+		snprintf(t->err, sizeof(t->err), "cannot read %s: %s%s", t->path,
+			 ret == -ENODEV ? "not a file of a FUSE mount" : strerror(-ret),
+			 ret == -ENOENT || ret == -ENOTDIR || ret == -ENODEV
 				 ? " (is a plugdisk mounted there?)"
 				 : ret == -ENOTCONN ? " (the daemon is gone; unmount it)" : "");
 	return -1;
