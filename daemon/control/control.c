@@ -176,10 +176,31 @@ void control_list_commands(FILE *f)
 		fprintf(f, "%s\n", ctl_cmds[i].name);
 }
 
+/* The last refused command and its reason, for a writer that only sees the errno (`echo CMD >
+ * control`): the listing shows it as a comment. Lock order: taken alone, or inside a file's
+ * lock. */
+static pthread_mutex_t ctl_refused_lock = PTHREAD_MUTEX_INITIALIZER;
+static char ctl_refused[512]; /* ctl_refused_lock: "COMMAND: REASON", or "" */
+
+static void ctl_refused_set(const char *line, int len, const char *why, int why_len)
+{
+	pthread_mutex_lock(&ctl_refused_lock);
+	snprintf(ctl_refused, sizeof(ctl_refused), "%.*s: %.*s", len, line, why_len, why);
+	/* one comment line: a command's newlines would end it */
+	for (char *p = ctl_refused; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	pthread_mutex_unlock(&ctl_refused_lock);
+}
+
 void control_show(struct pd *pd, struct ctl_out *out)
 {
 	ctl_printf(out, "# plugdisk %s: one command per write; these lines replay the state\n",
 		   pd->cfg.disk_name);
+	pthread_mutex_lock(&ctl_refused_lock);
+	if (ctl_refused[0])
+		ctl_printf(out, "# last refused: %s\n", ctl_refused);
+	pthread_mutex_unlock(&ctl_refused_lock);
 	for (size_t i = 0; i < sizeof(ctl_shows) / sizeof(ctl_shows[0]); i++)
 		ctl_shows[i](pd, out);
 }
@@ -236,6 +257,8 @@ bad:
 			n--;
 		log_warn("control: '%.*s': %.*s", (int)(len > 200 ? 200 : len), line,
 			 (int)(n - mark), out->buf ? out->buf + mark : "failed");
+		ctl_refused_set(line, (int)(len > 200 ? 200 : len), out->buf ? out->buf + mark : "failed",
+				out->buf ? (int)(n - mark) : 6);
 	}
 	return ret;
 }
@@ -374,7 +397,11 @@ void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_fi
 	int ret;
 
 	if (n == 0 || n > CTL_MAX_WRITE) {
-		log_warn("control: a write of %zu bytes is not a command", n);
+		char why[64];
+
+		snprintf(why, sizeof(why), "a write of %zu bytes is not a command", n);
+		log_warn("control: %s", why);
+		ctl_refused_set("(write)", 7, why, (int)strlen(why));
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
