@@ -45,20 +45,21 @@ static void usage(FILE *f)
 		"      --profile NAME     emulate a named device (profile); keys you set win\n"
 		"      --list-profiles    print the device profiles with their sources and exit\n"
 		"      --list-keys        print every configuration key, its type and words, and exit\n"
+		"      --list-exit-codes  print the exit statuses of plugdisk and its subcommands\n"
 		"      --dump-config      print the settings in force and exit\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          the version\n"
 		"\n"
 		"Signals: SIGTERM/SIGINT drain, fdatasync, unmount and exit; SIGHUP reloads the\n"
 		"config file and applies queue and controller settings live.\n"
-		"Exit status: 0 ok, 1 runtime failure, 2 bad option or config, 3 image problem,\n"
-		"4 mountpoint problem. See plugdisk(8) and plugdisk.conf(5).\n");
+		"See plugdisk(8) and plugdisk.conf(5).\n");
+	pd_exit_help(f);
 }
 
 enum {
 	OPT_SET = 256, OPT_DUMP, OPT_PROFILE, OPT_LIST_PROFILES, OPT_LOG_LEVEL, OPT_PIDFILE,
 	OPT_LIST_KEYS,
-	OPT_DOC_KEYS, OPT_LOG_FILE,
+	OPT_DOC_KEYS, OPT_LOG_FILE, OPT_LIST_EXIT,
 };
 
 /* --log-level's words, in enum log_level's order, and their other spellings. */
@@ -132,6 +133,7 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
 		{ "list-keys", no_argument, NULL, OPT_LIST_KEYS },
+		{ "list-exit-codes", no_argument, NULL, OPT_LIST_EXIT },
 		/* hidden: the key reference, for `make doc` (man/plugdisk.conf.5) */
 		{ "doc-keys", required_argument, NULL, OPT_DOC_KEYS },
 		{ "help", no_argument, NULL, 'h' },
@@ -211,6 +213,9 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 			return EXIT_OK;
 		case OPT_LIST_KEYS:
 			conf_list_keys(stdout);
+			return EXIT_OK;
+		case OPT_LIST_EXIT:
+			pd_exit_list(stdout);
 			return EXIT_OK;
 		case OPT_DOC_KEYS:
 			if (conf_doc_keys(optarg, stdout)) {

@@ -17,21 +17,13 @@
 #include "core/stage/chain.h"
 #include "core/queue/queue.h"
 #include "core/util/timer.h"
+#include "daemon/exit.h"
 
 /* Inode numbers of the mount's fixed tree. */
 enum { INO_ROOT = 1, INO_DISK, INO_STATS, INO_STAT, INO_CONTROL, INO_NR };
 
 /* The errno of requests on the disk once the daemon is stopping, as a removed device's. */
 #define PD_ESTOPPED EIO
-
-/* Exit statuses, documented in plugdisk(8). */
-enum {
-	EXIT_OK = 0,
-	EXIT_RUNTIME = 1,	/* failure while running */
-	EXIT_USAGE = 2,		/* bad option or configuration */
-	EXIT_IMAGE = 3,		/* backing image cannot be used */
-	EXIT_MOUNT = 4,		/* mountpoint cannot be used */
-};
 
 struct fuse_session;
 struct pd_parked;

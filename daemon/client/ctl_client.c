@@ -46,9 +46,9 @@ int pd_ctl_main(int argc, char **argv)
 			"       plugdisk ctl help\n"
 			"Write COMMAND to MOUNTPOINT/control and print its answer; with no COMMAND,\n"
 			"print the control file's listing.\n"
-			"Exit status: 0 ok, 1 the command failed, 2 usage error, 4 MOUNTPOINT is not\n"
-			"a plugdisk mount.\n"
-			"\nCommands:\n");
+			"A refused command exits 1 with its reason.\n");
+		pd_exit_help(f);
+		fprintf(f, "\nCommands:\n");
 		control_help(f);
 		return argc < 2 ? EXIT_USAGE : EXIT_OK;
 	}

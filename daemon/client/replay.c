@@ -33,8 +33,9 @@ static void replay_usage(FILE *f)
 		"             that completed before flush N+1 was issued, chosen by\n"
 		"             --mode (default subset) from --seed (default 1)\n"
 		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
-		"Exit: 0 done, 1 I/O error or a replay the log cannot meet, 2 usage or a bad\n"
-		"log (the message names the record).\n");
+		"A replay the log cannot meet exits 1, the image left as it was; a bad log exits 2\n"
+		"(the message names the record).\n");
+	pd_exit_help(f);
 }
 
 static int replay_list(struct wlog_reader *r, const struct wlog_summary *sum)

@@ -322,9 +322,8 @@ static void stats_usage(FILE *f)
 		"object ({\"disk\": NAME, \"stats\": {NAME: VALUE...}, \"latency_histogram_us\":\n"
 		"{OP: {BOUND: COUNT... \"+Inf\": COUNT}}}), or as OpenMetrics text (plugdisk_*\n"
 		"metrics with a disk label, latency histograms in seconds, ending in # EOF) for\n"
-		"Prometheus or node_exporter's textfile collector.\n"
-		"Exit status: 0 ok, 1 the stats file cannot be read, 2 usage error, 4 MOUNTPOINT is\n"
-		"not a plugdisk mount.\n");
+		"Prometheus or node_exporter's textfile collector.\n");
+	pd_exit_help(f);
 }
 
 int pd_stats_main(int argc, char **argv)

@@ -21,7 +21,8 @@
 #include "daemon/daemon.h"
 #include "daemon/client/top.h"
 
-/* Top's exit statuses follow the daemon's: 1 runtime failure, 2 usage error. */
+/* Top's exit statuses are the daemon's (daemon/exit.h): 4 when MOUNTPOINT is not a plugdisk
+ * mount, 1 when its stats file cannot be read for another reason. */
 
 enum top_mode { MODE_SCREEN, MODE_ONCE, MODE_BATCH };
 
@@ -135,8 +136,8 @@ static void top_usage(FILE *f)
 		"  -h, --help     this text\n"
 		"\n"
 		"Without --once or --batch the screen is redrawn each interval; q or Ctrl-C quits.\n"
-		"When standard output is not a terminal, --batch is assumed.\n"
-		"Exit status: 0 ok, 1 the stats file cannot be read, 2 usage error.\n");
+		"When standard output is not a terminal, --batch is assumed.\n");
+	pd_exit_help(f);
 }
 
 static int top_parse_args(struct top *t, int argc, char **argv)
@@ -303,7 +304,7 @@ int pd_top_main(int argc, char **argv)
 err:
 	screen_leave(&t);
 	fprintf(stderr, "plugdisk top: %s\n", t.src.err);
-	ret = EXIT_RUNTIME;
+	ret = t.src.not_mount ? EXIT_MOUNT : EXIT_RUNTIME;
 out:
 	screen_leave(&t);
 	free(t.src.buf);

@@ -52,6 +52,7 @@ struct top_src {
 	char *buf;			/* the raw stats text (heap) */
 	size_t buf_len;
 	char err[8192];			/* why the last sample failed */
+	bool not_mount;			/* because the path is not a live plugdisk mount */
 };
 
 /* What happened between two samples, per second or per command. */

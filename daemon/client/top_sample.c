@@ -73,6 +73,7 @@ static int top_read(struct top_src *t)
 
 	if (!ret)
 		return 0;
+	t->not_mount = ret == -ENOENT || ret == -ENOTDIR || ret == -ENOTCONN;
 	if (ret == -EFBIG)
 		snprintf(t->err, sizeof(t->err), "%s is larger than %u bytes", t->path,
 			 STATS_READ_MAX);
@@ -155,6 +156,7 @@ next:
 	}
 	for (size_t i = 0; i < NR_SAMPLE_FIELDS; i++) {
 		if (sample_fields[i].required && !seen[i]) {
+			t->not_mount = true;
 			snprintf(t->err, sizeof(t->err),
 				 "%s is not a plugdisk stats file (no '%s')", t->path,
 				 sample_fields[i].name);
@@ -164,6 +166,7 @@ next:
 	for (int op = 0; op < T_NR; op++) {
 		for (size_t i = 0; i < NR_OP_FIELDS; i++) {
 			if (op_fields[i].required && !op_seen[op][i]) {
+				t->not_mount = true;
 				snprintf(t->err, sizeof(t->err),
 					 "%s is not a plugdisk stats file (no '%s_%s')", t->path,
 					 top_op_name[op], op_fields[i].name);

@@ -79,7 +79,8 @@ static void explore_usage(FILE *f)
 		"  --timeout T        kill a checker (and its process group) that runs longer than\n"
 		"                     T (seconds, or 90s, 5min); the state fails as timed out\n"
 		"  --image OUT        with --state: write the state's image to OUT, run nothing\n"
-		"Exit: 0 every state passed, 1 some failed, 2 bad input, 3 explore itself failed.\n");
+		"A state that failed its check exits 1; explore's own failure 3.\n");
+	pd_exit_help(f);
 }
 
 /* One checker at work. */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # plugdisk top answers bad input with a message: usage errors (no MOUNTPOINT, a bad INTERVAL,
 # an unknown option, an extra argument, --once with --batch) exit 2; a directory without a
-# plugdisk mounted, or a stats file that is not plugdisk's, exits 1. Needs no mount.
+# plugdisk mounted, or a stats file that is not plugdisk's, exits 4 as with stats and ctl; a
+# bad value in a stats file exits 1. Needs no mount.
 . "$(dirname "$0")/../lib.sh"
 [ -x "$PLUGDISK" ] || fail "daemon binary $PLUGDISK not built"
 
@@ -20,14 +21,17 @@ expect_exit 2 "$PLUGDISK" top "$T" --once --batch
 expect_exit 0 "$PLUGDISK" top --help
 grep -q -- --batch "$T/out" || fail "--help does not list --batch"
 
-# Runtime errors: nothing mounted, a missing directory, a foreign stats file.
+# Not a plugdisk mount (exit 4, as stats and ctl say it): nothing mounted, a missing
+# directory, a foreign stats file.
 mkdir -p "$T/empty"
-expect_exit 1 "$PLUGDISK" top "$T/empty" 0.1 --once
+expect_exit 4 "$PLUGDISK" top "$T/empty" 0.1 --once
 grep -q "$T/empty/stats" "$T/out" && grep -qi plugdisk "$T/out" || fail "message: $(cat "$T/out")"
-expect_exit 1 "$PLUGDISK" top "$T/missing" 0.1 --batch
+expect_exit 4 "$PLUGDISK" top "$T/missing" 0.1 --batch
+expect_exit 4 "$PLUGDISK" stats "$T/missing"
+expect_exit 4 "$PLUGDISK" ctl "$T/missing" stop
 mkdir -p "$T/fake"
 printf 'plugged 0\nsomething 1\n' >"$T/fake/stats"
-expect_exit 1 "$PLUGDISK" top "$T/fake" 0.1 --once
+expect_exit 4 "$PLUGDISK" top "$T/fake" 0.1 --once
 grep -q "not a plugdisk stats file" "$T/out" || fail "foreign stats: $(cat "$T/out")"
 printf 'plugged x\n' >"$T/fake/stats"
 expect_exit 1 "$PLUGDISK" top "$T/fake" 0.1 --once

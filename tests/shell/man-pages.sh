@@ -35,6 +35,19 @@ while read -r s; do
 	grep -q "plugdisk $s " "$T/synopsis" || fail "SYNOPSIS lacks plugdisk $s"
 	grep -q "plugdisk $s" "$T/exit" || fail "EXIT STATUS says nothing of plugdisk $s"
 done <"$T/subs"
+# The exit statuses: the page's table is the binary's, row for row.
+"$PLUGDISK" --list-exit-codes >"$T/exits" || fail "--list-exit-codes"
+[ "$(wc -l <"$T/exits")" -ge 5 ] || fail "--list-exit-codes printed $(wc -l <"$T/exits") lines"
+tr -s ' \n' '  ' <"$T/exit" >"$T/exit1"
+while read -r code name meaning; do
+	grep -qF -- "$code $name: $meaning." "$T/exit1" ||
+		fail "EXIT STATUS lacks '$code $name: $meaning.': $(cat "$T/exit1")"
+done <"$T/exits"
+"$PLUGDISK" --help | grep -q "^Exit status: 0 ok, 1 failure" || fail "--help's exit statuses"
+for s in top stats ctl replay explore; do
+	"$PLUGDISK" $s --help 2>&1 | grep -q "^Exit status: 0 ok, 1 failure" ||
+		fail "plugdisk $s --help does not give the exit table"
+done
 for o in --list-profiles --list-keys --dump-config --pidfile --readonly --log-level --log-file; do
 	grep -q -- "$o" "$T/page" || fail "plugdisk(8) lacks $o"
 done
