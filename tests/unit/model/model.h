@@ -46,6 +46,9 @@
  *   - at the end, with the faults gone and the power on, a read of the whole disk;
  *   - with the d2 check, the write log (cache.log): its flush records close epochs 1, 2, 3...
  *     with none missing, as `plugdisk replay --crash N` counts them.
+ * With stages.order putting the faults over the cache (--order), a flush issued while an
+ * error fault is in force may fail before it reaches the cache and closes no epoch: from then
+ * on a prefix cut's order is not checked, as the epochs are not known.
  * Not modelled: lie, corrupt, latency and dust faults, the log's write records, which op an
  * armed cut fires at (the model sees the power go and checks the cut like any other).
  *
@@ -289,6 +292,8 @@ struct run {
 	bool on_claimed;	/* a poweron returned 0 since the last cut */
 	int arm_mode;		/* the armed cut's mode, -1: cache.powercut at the time */
 	uint64_t nclose;	/* epoch-closing flushes issued */
+	bool faults_on_top;	/* stages.order puts the faults over the cache */
+	bool epochs_unknown;	/* a flush may have closed no epoch: nclose is not exact */
 	unsigned int flush_mode, cut_mode, atomic;
 	unsigned int nerr_live, nstall_live, nwerr_live;	/* faults in force */
 	bool werr_seen;		/* an error fault on writes was in force since nothing waited */

@@ -284,7 +284,7 @@ void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post)
 		}
 		ust[i][0] = all;
 	}
-	if (mode != CACHE_CUT_PREFIX)
+	if (mode != CACHE_CUT_PREFIX || r->epochs_unknown)
 		goto reset;
 	for (uint32_t a = 1; a < r->nv; a++) {
 		const struct vop *wa = &r->v[a];

@@ -275,6 +275,10 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 	case K_FLUSH:
 		if (r->powered)
 			r->nclose++;
+		/* Over the cache, a fault may fail the flush before it reaches the cache and
+		 * closes an epoch: from then on the epochs are not known. */
+		if (r->faults_on_top && r->nerr_live)
+			r->epochs_unknown = true;
 		break;
 	case K_TICK:
 		/* The clock moves: stalls whose timeout passed end with their error. */
@@ -412,6 +416,11 @@ static void run_init(struct run *r, const struct seqcfg *cfg, unsigned int check
 	must(queue_init(&r->q, &qp, &r->ctrl, &r->t, clk, r) == 0, "queue_init");
 	r->powered = true;
 	r->flush_mode = cfg->p.flush;
+	if (model_order) {
+		const char *f = strstr(model_order, "faults"), *c = strstr(model_order, "cache");
+
+		r->faults_on_top = f && c && f < c;
+	}
 	r->cut_mode = cfg->p.powercut;
 	r->atomic = cfg->p.atomic_write;
 	r->nv = 1;
