@@ -2,6 +2,7 @@
 /* Loading the plugdisk configuration: the tables' defaults, a libconfig file, then the
  * command line's settings in order, then the cross-key rules (rules.c); store.c turns each
  * value into its key's field. Which keys there are is up to the key tables (key.h, tables.c). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,6 +146,39 @@ static int load_top(struct conf_load *ld, const config_setting_t *g)
 	return 0;
 }
 
+/* Whether line @lineno of @file holds a number with a unit left unquoted ("= 64M", ": 2ms"):
+ * libconfig calls it a syntax error without saying why. */
+static bool line_has_bare_unit(const char *file, int lineno)
+{
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(file, "re");
+
+	if (!f)
+		return false;
+	for (int n = 1; fgets(line, sizeof(line), f); n++) {
+		if (n < lineno)
+			continue;
+		for (char *p = line; *p && !found; p++) {
+			char *q;
+
+			if (*p != '=' && *p != ':')
+				continue;
+			q = p + 1;
+			while (*q == ' ' || *q == '\t')
+				q++;
+			if (!isdigit((unsigned char)*q))
+				continue;
+			while (isdigit((unsigned char)*q) || *q == '.')
+				q++;
+			found = isalpha((unsigned char)*q) && *q != 'e' && *q != 'E' && *q != 'L';
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
 /* Check and parse the file. */
 static int load_file(struct conf_load *ld, config_t *cfg)
 {
@@ -166,7 +200,11 @@ static int load_file(struct conf_load *ld, config_t *cfg)
 		if (!ef || !strcmp(ef, ld->file))
 			ef = ld->file;
 		text = config_error_text(cfg);
-		if (!text || !strcmp(text, "syntax error"))	/* libconfig's text for most */
+		if ((!text || !strcmp(text, "syntax error")) &&
+		    line_has_bare_unit(ef, config_error_line(cfg)))
+			conf_errf(ld->err, ld->errlen, "%s:%d: syntax error: quote sizes and durations "
+				  "(size = \"64M\"; latency = \"2ms\";)", ef, config_error_line(cfg));
+		else if (!text || !strcmp(text, "syntax error"))	/* libconfig's text for most */
 			conf_errf(ld->err, ld->errlen, "%s:%d: syntax error", ef,
 				  config_error_line(cfg));
 		else

@@ -10,6 +10,8 @@ DOCDIR ?= $(PREFIX)/share/doc/plugdisk
 # unit goes under PREFIX and /etc/systemd/system stays the administrator's. With a PREFIX that
 # systemd does not search (e.g. /opt/plugdisk), set SYSTEMD_UNITDIR=/etc/systemd/system.
 SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+# The system unit directories systemd searches (systemd.unit(5)), as a shell case pattern.
+SYSTEMD_SEARCHED := /etc/systemd/system|/run/systemd/system|/usr/local/lib/systemd/system|/usr/lib/systemd/system|/lib/systemd/system
 # The unit reads SYSCONFDIR/plugdisk/NAME.conf.
 SYSCONFDIR ?= /etc
 # bash-completion loads completions/NAME on demand from here (PREFIX=/usr: the system's).
@@ -48,7 +50,15 @@ install: $(B)/plugdisk $(B)/systemd/plugdisk@.service $(B)/completion/plugdisk
 	@# root daemon requires); never over an administrator's file of the same name.
 	$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/plugdisk
 	$(INSTALL) -m 0644 conf/plugdisk.conf $(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example
-	@[ -n "$(DESTDIR)" ] || echo "installed; run 'systemctl daemon-reload' to load plugdisk@.service"
+	@# systemd loads the unit only from the directories it searches
+	@if [ -n "$(DESTDIR)" ]; then :; \
+	elif case "$(abspath $(SYSTEMD_UNITDIR))" in $(SYSTEMD_SEARCHED)) true ;; *) false ;; esac; then \
+		echo "installed; run 'systemctl daemon-reload' to load plugdisk@.service"; \
+	else \
+		echo "installed; systemd does not search $(SYSTEMD_UNITDIR): to use plugdisk@.service," \
+			"install again with SYSTEMD_UNITDIR=/etc/systemd/system (or link the unit there)," \
+			"then run 'systemctl daemon-reload'"; \
+	fi
 
 # Removes what install put there; instance configs in SYSCONFDIR/plugdisk and images in
 # /var/lib/plugdisk are the administrator's data and stay.

@@ -89,7 +89,15 @@ int conf_num_check(const struct conf_key *k, uint64_t v, char *why, size_t len)
 		return -EINVAL;
 	}
 	if (k->align && v % k->align) {
-		snprintf(why, len, "must be a multiple of %" PRIu64 " (got %" PRIu64 ")", k->align, v);
+		uint64_t lo = v - v % k->align, hi = lo + k->align;
+
+		/* name the sizes the user may have meant */
+		if (lo)
+			snprintf(why, len, "must be a multiple of %" PRIu64 " (got %" PRIu64
+				 "; the nearest are %" PRIu64 " and %" PRIu64 ")", k->align, v, lo, hi);
+		else
+			snprintf(why, len, "must be a multiple of %" PRIu64 " (got %" PRIu64
+				 "; the nearest is %" PRIu64 ")", k->align, v, hi);
 		return -EINVAL;
 	}
 	return 0;

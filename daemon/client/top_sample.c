@@ -73,7 +73,7 @@ static int top_read(struct top_src *t)
 
 	if (!ret)
 		return 0;
-	t->not_mount = ret == -ENOENT || ret == -ENOTDIR || ret == -ENOTCONN;
+	t->not_mount = ret == -ENOENT || ret == -ENOTDIR || ret == -ENOTCONN || ret == -ENODEV;
 	if (ret == -EFBIG)
 		snprintf(t->err, sizeof(t->err), "%s is larger than %u bytes", t->path,
 			 STATS_READ_MAX);

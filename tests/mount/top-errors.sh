@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # plugdisk top answers bad input with a message: usage errors (no MOUNTPOINT, a bad INTERVAL,
 # an unknown option, an extra argument, --once with --batch) exit 2; a directory without a
-# plugdisk mounted, or a stats file that is not plugdisk's, exits 4 as with stats and ctl; a
-# bad value in a stats file exits 1. Needs no mount.
+# plugdisk mounted, or a stats file that is not plugdisk's (not on a FUSE mount), exits 4 as
+# with stats and ctl. Needs no mount.
 . "$(dirname "$0")/../lib.sh"
 [ -x "$PLUGDISK" ] || fail "daemon binary $PLUGDISK not built"
 
@@ -32,6 +32,6 @@ expect_exit 4 "$PLUGDISK" ctl "$T/missing" stop
 mkdir -p "$T/fake"
 printf 'plugged 0\nsomething 1\n' >"$T/fake/stats"
 expect_exit 4 "$PLUGDISK" top "$T/fake" 0.1 --once
-grep -q "not a plugdisk stats file" "$T/out" || fail "foreign stats: $(cat "$T/out")"
+grep -qE "not a plugdisk stats file|not a file of a FUSE mount" "$T/out" || fail "foreign stats: $(cat "$T/out")"
 printf 'plugged x\n' >"$T/fake/stats"
-expect_exit 1 "$PLUGDISK" top "$T/fake" 0.1 --once
+expect_exit 4 "$PLUGDISK" top "$T/fake" 0.1 --once
