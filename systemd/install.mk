@@ -35,6 +35,9 @@ $(B)/completion/plugdisk: completion/plugdisk.bash.in completion/gen.sh $(B)/plu
 
 completion: $(B)/completion/plugdisk
 
+# `make` builds it, as plugdisk(8) says.
+all: $(B)/completion/plugdisk
+
 install: $(B)/plugdisk $(B)/systemd/plugdisk@.service $(B)/completion/plugdisk
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_UNITDIR) \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples \

@@ -50,6 +50,24 @@ check "plugdisk ctl $T/mnt-a powercut arm mode=t" "tear"
 check "plugdisk stats $T/mnt-a --format=" "json openmetrics text"
 check "plugdisk top $T/mnt-a --b" "--batch"
 check "plugdisk replay log --mode s" "subset"
+# Every subcommand's own options, and not the daemon's.
+check "plugdisk explore --b" "--budget"
+check "plugdisk explore --sa" "--sampler"
+check "plugdisk explore --sampler u" "uniform"
+check "plugdisk explore --se" "--seed"
+check "plugdisk ex" "explore"
+check "plugdisk stats --h" "--help"
+check "plugdisk --log-f" "--log-file"
+for sub in top stats replay explore; do
+	got=$(complete_line "plugdisk $sub -")
+	case " $got " in *" --set "* | *" --pidfile "*) fail "plugdisk $sub - offers the daemon's options: $got" ;; esac
+	for o in $("$PLUGDISK" "$sub" --help 2>&1 | grep -v '^Exit status:' |
+		grep -oE -- '(^|[] ,(\[|])--[a-z][a-z-]*' | sed 's/^[] ,(|[]*//' | sort -u); do
+		case " $got " in *" $o "* | *" $o= "*) ;; *) fail "plugdisk $sub - does not offer $o: $got" ;; esac
+	done
+done
+# `make` builds it, as plugdisk(8) FILES says.
+[ -f "$bindir/completion/plugdisk" ] || fail "make did not build $bindir/completion/plugdisk"
 
 # The lists are this binary's: every key it knows, every profile, every control command.
 keys=$("$PLUGDISK" --list-keys | awk '{ print $1 }' | sort | tr '\n' ' ' | sed 's/ $//')
