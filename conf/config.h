@@ -38,6 +38,7 @@
 
 #include "conf/faults.h"
 #include "core/cache/cache.h"
+#include "core/crc/crc.h"
 #include "core/queue/params.h"
 #include "core/ctrl/ctrl_params.h"
 #include "core/backend/backend.h"
@@ -76,6 +77,7 @@ struct pd_config {
 	struct cache_params cache;
 	bool cache_keep_opens;	/* cache.keep_opens: opens of disk outlive power cuts (no
 				 * fence, daemon/fuse/disk_open.c) */
+	struct crc_params crc;	/* crc.*: the crc stage (core/crc/crc.h) */
 	char *stages_order;	/* stages.order: the stages from the top down (core/stage/chain.h) */
 };
 

@@ -75,6 +75,7 @@ void pd_chain_params(const struct pd *pd, const struct pd_config *c,
 	memset(p, 0, sizeof(*p));
 	p->disk_size = pd->be.size;
 	p->order = c->stages_order;
+	p->crc = &c->crc;
 	p->cache = &c->cache;
 	p->faults = c->faults.spec;
 	p->nfaults = c->faults.n;

@@ -34,6 +34,7 @@
 
 struct backend;
 struct cache_params;
+struct crc_params;
 struct timer;
 
 #define CHAIN_MAX_STAGES 8
@@ -55,6 +56,7 @@ struct chain_params {
 	char *const *faults;		/* the configured faults' specs */
 	size_t nfaults;
 	bool keep_faults;		/* reload: leave the configured faults as they are */
+	const struct crc_params *crc;	/* the crc stage's (build) */
 };
 
 struct chain {

@@ -68,17 +68,22 @@
  *   destroy      Free everything, @self too. Nothing is in flight, and no timer of the
  *                stage runs.
  *
- * How to add a stage (a compression stage, say, "zip"):
- *   1. A folder, core/zip/, with zip.h (its state and functions) and zip_stage.c that
- *      defines `const struct stage_ops zip_stage_ops` (the ops above it needs; NULL for the
- *      rest) and includes only core/stage/ and core/util/ from outside its folder.
- *   2. Its settings: a member of struct chain_params (core/stage/chain.h) that its init and
- *      reconfigure read, filled by the daemon from its keys (conf/keys/zip_keys.c, one line
- *      in conf/keys/tables.c, daemon/reload.c's pd_chain_params()).
- *   3. One line in core/stage/stages.c: `&zip_stage_ops,`.
- *   4. Users put it in the chain with stages.order = "cache, zip, faults"; the chain's walks
- *      (freeze, power cut, stop, reload, stats) reach it through its ops.
- *   5. A unit test of the stage over a memory stage, and a mount test.
+ * How to add a stage (a compression stage, say, "zip"; core/crc/ is a small example):
+ *   1. A folder, core/zip/: zip.h with its settings (struct zip_params) and zip.c that
+ *      defines `const struct stage_ops zip_stage_ops` (the ops it needs, NULL for the rest:
+ *      check and init, exec, and what it holds: writeout, stats, destroy...). From outside
+ *      its folder it includes only core/stage/ and core/util/.
+ *   2. Its settings reach it through struct chain_params (core/stage/chain.h): one pointer,
+ *      `const struct zip_params *zip;`, that its check, init and reconfigure read.
+ *   3. Two lines in core/stage/stages.c: its extern and `&zip_stage_ops,`.
+ *   4. Its keys (conf/config.h, "How to add a key"): a `struct zip_params zip;` member of
+ *      struct pd_config, conf/keys/zip_keys.c, a line in conf/keys/tables.c, a section of
+ *      man/plugdisk.conf.5 with its GENERATED KEYS block (`make doc`), its keys in
+ *      conf/plugdisk.conf, and `p->zip = &c->zip;` in daemon/reload.c's pd_chain_params().
+ *   5. Users put it in the chain with stages.order = "cache, zip, faults"; the chain's walks
+ *      (freeze, power cut, stop, reload, stats) reach it through its ops, and a power cut's
+ *      kept writes pass through it (it does not set image_skip).
+ *   6. A mount test (tests/mount/crc.sh).
  */
 #ifndef PLUGDISK_STAGE_H
 #define PLUGDISK_STAGE_H

@@ -14,7 +14,7 @@ man=$TOP/man/plugdisk.conf.5
 diff -u "$man" "$T/man" >"$T/man.diff" ||
 	fail "$man differs from the key table (run make doc): $(head -20 "$T/man.diff")"
 n=$(grep -c '^\.\\" BEGIN GENERATED KEYS' "$man")
-for sec in disk mount queue controller backend cache faults profile; do
+for sec in disk mount queue controller backend cache faults profile stages crc; do
 	grep -q "^\\.\\\\\" BEGIN GENERATED KEYS $sec\$" "$man" || fail "$man has no $sec section"
 done
 log "$man: $n generated sections, as the binary prints them"

@@ -311,7 +311,7 @@ START_TEST(test_unknown_group_and_top_level_scalar)
 	expect_file_error("nomerges = 1;\n",
 			  "1: nomerges: unknown key (did you mean queue.nomerges?)");
 	expect_file_error("xyzzy = 1;\n",
-			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache, stages)");
+			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache, stages, crc)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
 }
