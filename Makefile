@@ -69,7 +69,7 @@ MODEL_SRC := $(wildcard tests/unit/model/*.c)
 UNIT_BINS := $(UNIT_SRC:%.c=$(B)/%) $(B)/tests/unit/test_model
 
 .PHONY: all deps deps-run print-deps run check unit mount clean install uninstall bench crash soak \
-	powercut format static model explore-demo
+	powercut format static model oracle explore-demo
 
 all: $(B)/plugdisk $(UNIT_BINS)
 
@@ -169,6 +169,13 @@ JOBS ?= 1
 model: $(B)/tests/unit/test_model
 	tests/unit/model-run.sh $(B)/tests/unit/test_model $(SEQUENCES) $(JOBS) '$(SEED)' '$(CHECKS)' \
 		'$(STAGES_ORDER)'
+
+# The oracle of plugdisk explore (tests/unit/test_oracle.c), run long: make oracle N=cuts
+# [SEED=S]: N live cuts of seeded workloads through the write cache, each image and its marks
+# looked for among the log's crash states. make check runs 400.
+N ?= 10000
+oracle: $(B)/tests/unit/test_oracle
+	$(B)/tests/unit/test_oracle --cuts $(N) $(if $(SEED),--seed $(SEED))
 
 # The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
 # that the committed page holds what the binary prints), and the request-path picture, from

@@ -251,6 +251,10 @@ static int cache_discard(struct cache *c, struct request *rq)
 		return ret;
 	}
 	c->discarding++; /* a poweron waits for it: it must not land after */
+	/* Logged as it goes down, with every write before it on the image: a write that
+	 * completes while it is in flight is cached after it, pending, and lands over it. */
+	if (c->has_log)
+		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
 	pthread_mutex_unlock(&c->lock);
 	ret = lower_simple(c, rq, BIO_OP_DISCARD);
 	pthread_mutex_lock(&c->lock);
@@ -258,8 +262,6 @@ static int cache_discard(struct cache *c, struct request *rq)
 		pthread_cond_broadcast(&c->cond);
 	if (cache_power_lost(c, gen))
 		ret = -EIO;
-	if (!ret && c->has_log)
-		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }

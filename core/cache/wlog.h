@@ -12,7 +12,9 @@
  *   multiple of 8:
  *     WRITE   (1) a write completed into the cache; epoch: its flush epoch;
  *     FLUSH   (2) a flush completed: every write of an epoch <= epoch is durable;
- *     DISCARD (3) a discard completed (offset, len); epoch: the open epoch then;
+ *     DISCARD (3) a discard sent down (offset, len) once every write before it reached
+ *             the image; a write that completes while it is in flight follows it; epoch:
+ *             the open epoch then;
  *     CUT     (4) a power cut; what follows belongs to the next power-on period;
  *     FLUSH_FAILED (5, version 2) a flush that closed epoch `epoch` failed: it made nothing
  *             durable, and a later FLUSH covers that epoch's writes.

@@ -10,7 +10,9 @@
  * each pending write), the pending ones being those logged before the next barrier and not
  * durable. A window's states, in id order: the barrier's own state; every prefix of the
  * pending ops in completion order (a cut earlier in the window, or the prefix mode); every
- * other subset when the window is small, else every subset that drops 1..k ops; then, for
+ * other subset when the window is small, else every subset that drops 1..k ops, and, when
+ * later writes of their epoch covered some pending writes whole (the cache supersedes those,
+ * so its prefix cuts skip them), every prefix of the others with those lost; then, for
  * each write that spans atomic units, the ops before it with some of its units (the first m
  * or the last m). Ids run over the windows in log order, so an id names the same state for
  * the same log and k whatever is sampled. A flush under cache.flush = ignore is a barrier
@@ -27,7 +29,8 @@
 #include "core/util/prng.h"
 #include "core/crash/wlog_states.h"
 
-const char *const ws_kind_names[] = { "flush", "prefix", "subset", "drop", "torn", NULL };
+const char *const ws_kind_names[] = { "flush", "prefix", "subset", "drop", "overwritten",
+				      "torn", NULL };
 
 static int grow(void **v, uint64_t *cap, uint64_t n, size_t size)
 {
@@ -54,6 +57,22 @@ uint64_t ws_op_units(const struct ws_log *l, const struct ws_op *op)
 	return (op->off + op->len - 1) / a - op->off / a + 1;
 }
 
+bool ws_op_overwritten(const struct ws_log *l, const struct ws_window *w, uint64_t i)
+{
+	const struct ws_op *a = &l->ops[w->durable + i];
+
+	if (!a->data)
+		return false;
+	for (uint64_t j = w->durable + i + 1; j < w->end; j++) {
+		const struct ws_op *b = &l->ops[j];
+
+		if (b->data && b->epoch == a->epoch && b->off <= a->off &&
+		    a->off + a->len <= b->off + b->len)
+			return true;
+	}
+	return false;
+}
+
 static uint64_t tear_variants(const struct ws_log *l, const struct ws_op *op)
 {
 	uint64_t u = ws_op_units(l, op);
@@ -74,6 +93,79 @@ static uint64_t binom(uint64_t n, unsigned int k)
 	return r;
 }
 
+static int cmp_u64(const void *a, const void *b);
+
+/* For a large window, which pending ops a later write of the same epoch covers whole: a
+ * sweep from the window's end, per epoch run, over a Fenwick tree of the greatest end among
+ * the later writes by their offset. Fills w->live_before and w->nover. 0 or -ENOMEM. */
+static int window_overwritten(const struct ws_log *l, struct ws_window *w)
+{
+	uint64_t n = w->end - w->durable, m = 0, *offs, *fen, *touched, ntouched = 0, *lb;
+	bool *over;
+	int ret = -ENOMEM;
+
+	if (n <= WS_SMALL_WINDOW)
+		return 0;
+	offs = malloc(n * sizeof(*offs));
+	fen = calloc(n + 1, sizeof(*fen));
+	/* an insert touches at most one position per bit of n */
+	touched = malloc(n * (uint64_t)(66 - __builtin_clzll(n)) * sizeof(*touched));
+	over = calloc(n, sizeof(*over));
+	lb = malloc((n + 1) * sizeof(*lb));
+	if (!offs || !fen || !touched || !over || !lb)
+		goto out;
+	for (uint64_t i = 0; i < n; i++)
+		offs[m++] = l->ops[w->durable + i].off;
+	qsort(offs, m, sizeof(*offs), cmp_u64);
+	for (uint64_t i = n; i-- > 0;) {
+		const struct ws_op *a = &l->ops[w->durable + i];
+		uint64_t lo = 0, hi = m, best = 0;
+
+		if (i + 1 < n && a->epoch != l->ops[w->durable + i + 1].epoch) {
+			while (ntouched) /* a new epoch run: nothing later covers it */
+				fen[touched[--ntouched]] = 0;
+		}
+		if (!a->data)
+			continue;
+		while (lo < hi) { /* the first offset > a->off: positions 1..lo are <= it */
+			uint64_t mid = lo + (hi - lo) / 2;
+
+			if (offs[mid] <= a->off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (uint64_t p = lo; p; p &= p - 1)
+			best = fen[p] > best ? fen[p] : best;
+		over[i] = best >= a->off + a->len;
+		for (uint64_t p = lo; p <= m; p += p & -p) {
+			/* the first position with an offset equal to a->off or above: lo itself
+			 * when the offsets are distinct; equal ones share the query's range */
+			if (fen[p] < a->off + a->len) {
+				fen[p] = a->off + a->len;
+				touched[ntouched++] = p;
+			}
+		}
+	}
+	lb[0] = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		lb[i + 1] = lb[i] + !over[i];
+		w->nover += over[i];
+	}
+	if (w->nover) {
+		w->live_before = lb;
+		lb = NULL;
+	}
+	ret = 0;
+out:
+	free(offs);
+	free(fen);
+	free(touched);
+	free(over);
+	free(lb);
+	return ret;
+}
+
 /* The states of window @w; 0 when they overflow a u64. */
 static uint64_t window_states(const struct ws_log *l, const struct ws_window *w)
 {
@@ -85,6 +177,8 @@ static uint64_t window_states(const struct ws_log *l, const struct ws_window *w)
 		for (unsigned int k = 1; k <= l->k; k++)
 			if (__builtin_add_overflow(cnt, binom(n, k), &cnt))
 				return 0;
+		if (w->live_before)
+			cnt += n - w->nover;
 	}
 	for (uint64_t i = w->durable; i < w->end; i++) {
 		add = tear_variants(l, &l->ops[i]);
@@ -237,6 +331,11 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	for (uint64_t i = 0; i < l->nwin; i++) {
 		struct ws_window *w = &l->win[i];
 
+		ret = window_overwritten(l, w);
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+			goto fail;
+		}
 		w->nstates = window_states(l, w);
 		w->first_id = l->nstates;
 		if (!w->nstates || __builtin_add_overflow(l->nstates, w->nstates, &l->nstates)) {
@@ -260,6 +359,8 @@ void ws_log_close(struct ws_log *l)
 		free((char *)l->marks[i].text);
 	free(l->marks);
 	free(l->ops);
+	for (uint64_t i = 0; i < l->nwin; i++)
+		free(l->win[i].live_before);
 	free(l->win);
 	if (l->map)
 		munmap((void *)l->map, l->map_len);
@@ -330,6 +431,15 @@ void ws_state_decode(const struct ws_log *l, uint64_t id, struct ws_state *s)
 			}
 			return;
 		}
+		if (w->live_before) {
+			c = n - w->nover;
+			if (r < c) {
+				s->kind = WS_K_OVER;
+				s->j = r + 1;
+				return;
+			}
+			r -= c;
+		}
 	}
 	s->kind = WS_K_TORN;
 	for (uint64_t i = 0; i < n; i++) {
@@ -352,8 +462,11 @@ void ws_state_decode(const struct ws_log *l, uint64_t id, struct ws_state *s)
 
 int ws_state_keeps(const struct ws_log *l, const struct ws_state *s, uint64_t i)
 {
-	(void)l;
+	const uint64_t *lb = l->win[s->win].live_before;
+
 	switch (s->kind) {
+	case WS_K_OVER:
+		return lb[i + 1] != lb[i] && lb[i] < s->j;
 	case WS_K_FLUSH:
 		return 0;
 	case WS_K_PREFIX:

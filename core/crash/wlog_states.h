@@ -36,6 +36,11 @@ struct ws_window {
 	uint64_t durable;	/* ops [0, durable) survive any cut in this window */
 	uint64_t end;		/* ops [durable, end) are pending at a cut at the window's end */
 	uint64_t nstates, first_id;	/* its states: ids first_id .. first_id + nstates - 1 */
+	/* A large window with writes that a later write of their epoch covers whole (the
+	 * cache drops those, so its prefix cuts skip them): live_before[i] counts the pending
+	 * ops in [0, i) that none covers (n + 1 entries); NULL otherwise. */
+	uint64_t *live_before;
+	uint64_t nover;		/* the pending ops covered so */
 };
 
 struct ws_mark {
@@ -50,6 +55,8 @@ enum ws_kind {
 	WS_K_PREFIX,	/* the first j pending ops, j = 1..n */
 	WS_K_SUBSET,	/* a small window: every other subset of the pending ops */
 	WS_K_DROP,	/* all pending ops but 1..K of them */
+	WS_K_OVER,	/* a large window: the first j pending ops no later write overwrote,
+			 * the overwritten ones lost (the cache's prefix) */
 	WS_K_TORN,	/* the pending ops before one write, and some atomic units of it */
 };
 
@@ -81,7 +88,7 @@ struct ws_state {
 	uint64_t win;
 	enum ws_kind kind;
 	uint64_t n;		/* pending ops in its window */
-	uint64_t j;		/* PREFIX: ops kept; TORN: the torn op (pending index) */
+	uint64_t j;		/* PREFIX, OVER: ops kept; TORN: the torn op (pending index) */
 	uint64_t mask;		/* SUBSET: bit i keeps pending op i */
 	uint64_t drop[WS_MAX_K];	/* DROP: pending indexes dropped, increasing */
 	unsigned int ndrop;
@@ -99,6 +106,10 @@ void ws_state_decode(const struct ws_log *l, uint64_t id, struct ws_state *s);
 
 /* What the state keeps of pending op @i: 0 dropped, 1 kept, 2 torn. */
 int ws_state_keeps(const struct ws_log *l, const struct ws_state *s, uint64_t i);
+
+/* Is pending op @i (an index in window @w) covered whole by a later write of the window in
+ * the same epoch? The cache then dropped it, unless it was being destaged or read then. */
+bool ws_op_overwritten(const struct ws_log *l, const struct ws_window *w, uint64_t i);
 
 /* Atomic units a pending op spans (a discard: 1). */
 uint64_t ws_op_units(const struct ws_log *l, const struct ws_op *op);

@@ -140,6 +140,10 @@ static void put_kind(FILE *f, const struct ws_state *s)
 	case WS_K_DROP:
 		fprintf(f, "%" PRIu64 " pending writes but %u", s->n, s->ndrop);
 		break;
+	case WS_K_OVER:
+		fprintf(f, "the first %" PRIu64 " of the %" PRIu64 " pending writes that no later"
+			" write of their epoch overwrote, the overwritten ones lost", s->j, s->n);
+		break;
 	case WS_K_TORN:
 		fprintf(f, "pending write %" PRIu64 " of %" PRIu64 " torn (its %s %" PRIu64
 			" units kept), the ones before it kept, the rest lost", s->j + 1, s->n,

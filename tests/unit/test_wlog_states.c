@@ -373,6 +373,59 @@ START_TEST(test_discard_is_a_barrier_and_large_windows_drop_k)
 }
 END_TEST
 
+/* The writes a later write of their epoch covers whole, found by the sweep, are those a
+ * plain search finds; the window's "overwritten" states keep a prefix of the others. */
+START_TEST(test_overwritten_writes_match_a_plain_search)
+{
+	static uint8_t data[8192];
+	uint64_t rng = 11, n = 300;
+	struct ws_log l;
+	struct wlog w;
+	char err[256];
+
+	make_path();
+	ck_assert_int_eq(wlog_open(&w, path, 1 << 20, 4096), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t off = 512 * (prng_splitmix64(&rng) % 24);
+		uint64_t len = 512 * (1 + prng_splitmix64(&rng) % 8);
+
+		if (i == n / 2)
+			wlog_append(&w, WLOG_FLUSH, 1, 0, 0, NULL);
+		wlog_append(&w, WLOG_WRITE, 1 + i / 100, off, len, data);
+	}
+	wlog_close(&w);
+	ck_assert_int_eq(ws_log_open(&l, path, 1, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.nwin, 2);
+	for (uint64_t wi = 0; wi < l.nwin; wi++) {
+		const struct ws_window *win = &l.win[wi];
+		uint64_t over = 0;
+
+		ck_assert_ptr_nonnull(win->live_before);
+		for (uint64_t i = 0; i < win->end - win->durable; i++) {
+			bool o = ws_op_overwritten(&l, win, i);
+
+			over += o;
+			ck_assert_int_eq(o, win->live_before[i + 1] == win->live_before[i]);
+		}
+		ck_assert_uint_eq(over, win->nover);
+		ck_assert_uint_gt(over, 0);
+	}
+	{ /* the last state before the tears of window 1 keeps every write none overwrote */
+		const struct ws_window *win = &l.win[1];
+		uint64_t n1 = win->end - win->durable;
+		struct ws_state s;
+
+		ws_state_decode(&l, win->first_id + 1 + n1 + n1 + (n1 - win->nover) - 1, &s);
+		ck_assert_uint_eq(s.kind, WS_K_OVER);
+		ck_assert_uint_eq(s.j, n1 - win->nover);
+		for (uint64_t i = 0; i < n1; i++)
+			ck_assert_int_eq(ws_state_keeps(&l, &s, i), !ws_op_overwritten(&l, win, i));
+	}
+	ws_log_close(&l);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_sample_is_seeded_distinct_sorted)
 {
 	struct ws_log l = { .nstates = 1000 };
@@ -453,6 +506,7 @@ int main(void)
 	tcase_add_test(tc, test_state_contents_and_marks);
 	tcase_add_test(tc, test_acknowledged_then_lost_is_a_state);
 	tcase_add_test(tc, test_discard_is_a_barrier_and_large_windows_drop_k);
+	tcase_add_test(tc, test_overwritten_writes_match_a_plain_search);
 	tcase_add_test(tc, test_sample_is_seeded_distinct_sorted);
 	tcase_add_test(tc, test_cache_marks_and_bad_logs);
 	suite_add_tcase(s, tc);
