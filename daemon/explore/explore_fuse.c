@@ -9,13 +9,15 @@
 
 #include <errno.h>
 #include <fuse_lowlevel.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core/util/log.h"
@@ -298,14 +300,52 @@ static const struct fuse_lowlevel_ops xf_ops = {
 	.fsync = xf_fsync,
 };
 
+/* A thread of the loop: wait for a request or the quit event; a request read is always
+ * answered. The device is non-blocking, so a thread that lost a request to another gets
+ * EAGAIN and waits again. It ends at the quit event, or when the connection ends (ENODEV:
+ * the mount is gone). */
 static void *xf_thread(void *arg)
 {
 	struct xf *x = arg;
-	struct fuse_loop_config cfg = { .clone_fd = 0, .max_idle_threads = 16 };
+	struct fuse_buf buf = { 0 };
+	struct pollfd pfd[2] = {
+		{ .fd = fuse_session_fd(x->se), .events = POLLIN },
+		{ .fd = x->quit_fd, .events = POLLIN },
+	};
 
 	pthread_setname_np(pthread_self(), "plugdisk-xfuse");
-	fuse_session_loop_mt(x->se, &cfg);
+	while (!fuse_session_exited(x->se)) {
+		int res;
+
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("explore: poll: %m");
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		res = fuse_session_receive_buf(x->se, &buf);
+		if (res == -EINTR || res == -EAGAIN)
+			continue;
+		if (res <= 0)
+			break; /* 0: the connection ended; an error was printed by libfuse */
+		fuse_session_process_buf(x->se, &buf);
+	}
+	free(buf.mem);
 	return NULL;
+}
+
+/* Tell the threads to end, and wait for them. */
+static void xf_join(struct xf *x)
+{
+	uint64_t one = 1;
+
+	if (write(x->quit_fd, &one, sizeof(one)) != sizeof(one))
+		log_err("explore: write to the quit event: %m");
+	for (unsigned int i = 0; i < x->nthreads; i++)
+		pthread_join(x->threads[i], NULL);
+	x->nthreads = 0;
 }
 
 int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
@@ -314,9 +354,10 @@ int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 			 (char *)"fsname=plugdisk-explore,subtype=plugdisk-explore", NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	struct stat st;
-	int err;
+	int err, fd;
 
 	memset(x, 0, sizeof(*x));
+	x->quit_fd = -1;
 	x->base_fd = base_fd;
 	x->size = size;
 	if (fstat(base_fd, &st)) {
@@ -330,6 +371,12 @@ int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 		return -ENOMEM;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->cond, NULL);
+	x->quit_fd = eventfd(0, EFD_CLOEXEC);
+	if (x->quit_fd < 0) {
+		err = -errno;
+		log_err("explore: eventfd: %m");
+		goto fail;
+	}
 	x->se = fuse_session_new(&args, &xf_ops, sizeof(xf_ops), x);
 	fuse_opt_free_args(&args); /* the session may have added to them */
 	if (!x->se) {
@@ -344,18 +391,32 @@ int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 		goto fail;
 	}
 	x->mounted = true;
-	err = pthread_create(&x->thread, NULL, xf_thread, x);
-	if (err) {
-		log_err("explore: pthread_create: %s", strerror(err));
-		fuse_session_unmount(x->se);
-		fuse_session_destroy(x->se);
-		x->mounted = false;
-		err = -err;
-		goto fail;
+	/* No checker may hold the connection open past explore's end; and a thread that
+	 * another beat to a request must not block in its read. */
+	fd = fuse_session_fd(x->se);
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)) {
+		err = -errno;
+		log_err("explore: fcntl of the FUSE device: %m");
+		goto fail_mounted;
 	}
-	x->dev = stat(mnt, &st) == 0 ? st.st_dev : 0; /* served by the thread */
+	for (; x->nthreads < XF_THREADS; x->nthreads++) {
+		err = pthread_create(&x->threads[x->nthreads], NULL, xf_thread, x);
+		if (err) {
+			log_err("explore: pthread_create: %s", strerror(err));
+			err = -err;
+			xf_join(x);
+			goto fail_mounted;
+		}
+	}
+	x->dev = stat(mnt, &st) == 0 ? st.st_dev : 0; /* served by the threads */
 	return 0;
+fail_mounted:
+	fuse_session_unmount(x->se);
+	fuse_session_destroy(x->se);
+	x->mounted = false;
 fail:
+	if (x->quit_fd >= 0)
+		close(x->quit_fd);
 	pthread_cond_destroy(&x->cond);
 	pthread_mutex_destroy(&x->lock);
 	free(x->mnt);
@@ -408,35 +469,48 @@ void xf_remove(struct xf *x, struct xf_state *s)
 	pthread_mutex_destroy(&s->lock);
 }
 
+/* Is the connection still up? Its device shows POLLERR once it has ended. */
+static bool xf_connected(struct xf *x)
+{
+	struct pollfd pfd = { .fd = fuse_session_fd(x->se), .events = 0 };
+
+	return poll(&pfd, 1, 0) == 0 || !(pfd.revents & POLLERR);
+}
+
 void xf_stop(struct xf *x)
 {
 	if (!x->mounted)
 		return;
-	/* The kernel ends the connection at the unmount, and the loop's reads with ENODEV;
-	 * the device is closed only after the loop's threads are gone. Without root,
-	 * fuse_session_unmount's fusermount does both at once. */
-	fuse_session_exit(x->se);
+	/* Unmount first, as root: the threads serve until then. Another mount namespace (a
+	 * checker that unshared its own) or a lazy detach may keep the connection after it. */
 	if (geteuid() == 0 && umount2(x->mnt, 0) && errno == EBUSY) {
-		char abort_path[128];
-		FILE *f;
-
 		log_warn("explore: %s is busy (a checker left it in use): detaching it", x->mnt);
 		umount2(x->mnt, MNT_DETACH);
-		/* Its user would keep the connection, and the loop, alive: end it. */
-		snprintf(abort_path, sizeof(abort_path), "/sys/fs/fuse/connections/%u/abort",
-			 minor(x->dev));
-		f = fopen(abort_path, "we");
-		if (f) {
-			fputs("1\n", f);
-			fclose(f);
+	}
+	/* The threads end between requests: none is read and then dropped. */
+	xf_join(x);
+	/* Still connected: end the connection by closing its only descriptor, so that the
+	 * kernel fails whatever is sent to it from now on, instead of leaving it to wait. The
+	 * number stays open, on a pipe whose reader is gone (it polls POLLERR), for libfuse
+	 * to close: seeing the connection over, it then unmounts nothing a second time.
+	 * Without root, fusermount unmounts (lazily) once the device is closed. */
+	if (geteuid() == 0 && xf_connected(x)) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC) == 0) {
+			close(p[0]);
+			if (dup3(p[1], fuse_session_fd(x->se), O_CLOEXEC) < 0)
+				log_err("explore: dup3: %m");
+			close(p[1]);
+		} else {
+			log_err("explore: pipe2: %m");
 		}
 	}
-	if (geteuid() != 0)
-		fuse_session_unmount(x->se);
-	pthread_join(x->thread, NULL);
 	fuse_session_unmount(x->se);
 	fuse_session_destroy(x->se);
 	x->mounted = false;
+	close(x->quit_fd);
+	x->quit_fd = -1;
 	pthread_cond_destroy(&x->cond);
 	pthread_mutex_destroy(&x->lock);
 	free(x->mnt);

@@ -27,6 +27,8 @@ struct xf_state {
 	struct xf_state *next;		/* xf->lock: the served list */
 };
 
+#define XF_THREADS 8	/* threads serving the mount */
+
 /* Lock order: xf->lock, then a state's lock (never the other way). */
 struct xf {
 	struct fuse_session *se;
@@ -37,12 +39,15 @@ struct xf {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;	/* lock: a state's refs fell to 0 */
 	struct xf_state *states;	/* lock */
-	pthread_t thread;
+	pthread_t threads[XF_THREADS];	/* the loop's: each serves requests until told */
+	unsigned int nthreads;
+	int quit_fd;		/* an eventfd: readable once the threads must end */
 	bool mounted;
 	dev_t dev;		/* read-only: the mount's device, whose minor names the connection */
 };
 
-/* Mount at @mnt (an empty directory) and serve from a thread. 0 or -errno (logged). */
+/* Mount at @mnt (an empty directory) and serve from XF_THREADS threads. 0 or -errno
+ * (logged). */
 int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size);
 
 /* Serve @map as state-@id until xf_remove. 0 or -ENOMEM. */
@@ -51,7 +56,9 @@ int xf_add(struct xf *x, struct xf_state *s, uint64_t id, const struct extmap *m
 /* Stop serving @s once no request uses it; drop the kernel's pages of it and its scratch. */
 void xf_remove(struct xf *x, struct xf_state *s);
 
-/* Unmount and end the thread. */
+/* Unmount, end the threads, and end the connection: every request sent to the mount has
+ * been answered, by a thread or with an error by the kernel, when it returns, even if
+ * another mount namespace still holds a copy of the mount. */
 void xf_stop(struct xf *x);
 
 #endif
