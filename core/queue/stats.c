@@ -44,6 +44,7 @@ void lat_hist_add(struct lat_hist *h, uint64_t us)
 		i = LAT_BUCKETS - 1;
 	h->bucket[i]++;
 	h->count++;
+	h->sum_us += us;
 	if (us > h->max_us)
 		h->max_us = us;
 }
@@ -274,6 +275,7 @@ size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len)
 			put(&o, "%s_lat_le_%" PRIu64 "us %" PRIu64 "\n", bio_op_name[op], (uint64_t)1 << k,
 			    lat_hist_count_below(h, (uint64_t)1 << k));
 		kv_op(&o, bio_op_name[op], "lat_count", h->count);
+		kv_op(&o, bio_op_name[op], "lat_sum_us", h->sum_us);
 	}
 
 	/* Per active fault: its id is in the name, so these lines come and go with faults. */

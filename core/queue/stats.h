@@ -34,6 +34,7 @@ extern const char *const stop_reason_name[STOP_NR];
 
 struct lat_hist {
 	uint64_t count;
+	uint64_t sum_us;	/* every latency added, summed (a histogram's _sum) */
 	uint64_t max_us;
 	uint64_t bucket[LAT_BUCKETS];
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* `plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]`: one snapshot of
+/* `plugdisk stats MOUNTPOINT [--format=text|json|openmetrics|prometheus]`: one snapshot of
  * MOUNTPOINT/stats, as it is (text), as one JSON object for scripts, or as OpenMetrics text
  * for Prometheus (node_exporter's textfile collector reads it too: only counter, gauge and
  * histogram families, so that its older text parser takes every line).
@@ -18,10 +18,11 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/client/stats_names.h"
 #include "daemon/client/stats_read.h"
 
 
-enum fmt { FMT_TEXT, FMT_JSON, FMT_OPENMETRICS };
+enum fmt { FMT_TEXT, FMT_JSON, FMT_OPENMETRICS, FMT_PROMETHEUS };
 
 /* One "name value" line, or a "# name value" note (nbd_uri), of the stats file. */
 struct stat_line {
@@ -255,68 +256,203 @@ static void om_label_value(FILE *f, const char *s)
 	}
 }
 
-static void print_openmetrics(const struct stats_doc *doc, FILE *f)
+/* One sample of the Prometheus form: its family (base units, dimensions as labels). */
+struct om_sample {
+	char family[160];	/* "plugdisk_bios" */
+	bool counter;		/* the sample is FAMILY_total */
+	const char *help;
+	char labels[320];	/* after disk="...": ",op=\"read\"" */
+	char value[48];
+};
+
+static bool strip_suffix(char *s, const char *suffix)
 {
+	size_t n = strlen(s), m = strlen(suffix);
+
+	if (n < m || strcmp(s + n - m, suffix))
+		return false;
+	s[n - m] = '\0';
+	return true;
+}
+
+/* The Prometheus form of stats line @l: the op, the request size bucket, the NBD connection
+ * become labels; microseconds and milliseconds become seconds, "per_s" "per_second"; a
+ * counter's samples end in _total. */
+static void om_sample_of(const struct stat_line *l, struct om_sample *o)
+{
+	const struct stats_name *sn = stats_name_find(l->name);
+	char base[160], *p;
+	size_t lab = 0;
+	double scale = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->help = sn ? sn->help : "a plugdisk statistic (plugdisk(8), PLUGDISK STATS)";
+	snprintf(base, sizeof(base), "%s", l->name);
+	/* per op: the table's pattern starts with the ops */
+	if (sn && !strncmp(sn->pattern, "{read,write", 11)) {
+		for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++) {
+			size_t n = strlen(op_names[i]);
+
+			if (!strncmp(base, op_names[i], n) && base[n] == '_') {
+				lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab,
+							",op=\"%s\"", op_names[i]);
+				memmove(base, base + n + 1, strlen(base + n + 1) + 1);
+				break;
+			}
+		}
+		if (!strncmp(base, "size_", 5)) {
+			lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab,
+						",size=\"%s\"", base + 5);
+			snprintf(base, sizeof(base), "requests_by_size");
+		}
+	}
+	if (!strncmp(base, "nbd_conn", 8) && base[8] >= '0' && base[8] <= '9') {
+		char *end = base + 8;
+
+		while (*end >= '0' && *end <= '9')
+			end++;
+		lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab, ",conn=\"%.*s\"",
+					(int)(end - (base + 8)), base + 8);
+		memmove(base + 8, end, strlen(end) + 1);
+	}
+	if (!strncmp(base, "lat_", 4)) {
+		/* "lat_" -> "latency_": room for the 4 more bytes is kept below */
+		if (strlen(base) + 4 < sizeof(base)) {
+			memmove(base + 8, base + 4, strlen(base + 4) + 1);
+			memcpy(base, "latency_", 8);
+		}
+	}
+	/* units: base units, said in full */
+	if ((p = strstr(base, "_us")) && (p[3] == '\0' || p[3] == '_') &&
+	    strlen(base) + 5 < sizeof(base)) {
+		memmove(p + 8, p + 3, strlen(p + 3) + 1);
+		memcpy(p, "_seconds", 8);
+		scale = 1e-6;
+	} else if ((p = strstr(base, "_ms")) && (p[3] == '\0' || p[3] == '_') &&
+		   strlen(base) + 5 < sizeof(base)) {
+		memmove(p + 8, p + 3, strlen(p + 3) + 1);
+		memcpy(p, "_seconds", 8);
+		scale = 1e-3;
+	}
+	if (strip_suffix(base, "_per_s"))
+		strncat(base, "_per_second", sizeof(base) - strlen(base) - 1);
+	o->counter = is_counter(l);
+	snprintf(o->family, sizeof(o->family), "plugdisk_%s", base);
+	if (!l->number) {
+		/* a word ("stop_reason none"): a gauge of 1 with the word as its label */
+		o->counter = false;
+		snprintf(o->value, sizeof(o->value), "1");
+		lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab, ",%s=\"", l->name);
+		for (const char *c = l->value; *c && lab + 3 < sizeof(o->labels); c++) {
+			if (*c == '"' || *c == '\\')
+				o->labels[lab++] = '\\';
+			o->labels[lab++] = *c == '\n' ? ' ' : *c;
+		}
+		snprintf(o->labels + lab, sizeof(o->labels) - lab, "\"");
+	} else if (scale) {
+		snprintf(o->value, sizeof(o->value), "%.9g", strtod(l->value, NULL) * scale);
+	} else {
+		snprintf(o->value, sizeof(o->value), "%s", l->value);
+	}
+}
+
+static void om_disk(FILE *f, const struct stats_doc *doc)
+{
+	fputs("{disk=\"", f);
+	om_label_value(f, doc->disk);
+	fputc('"', f);
+}
+
+/* OpenMetrics (@om: a counter's family is named without _total, "# EOF" ends it) or the
+ * Prometheus text format (0.0.4: the family is the sample's name, _total included; what
+ * promtool checks and node_exporter's textfile collector reads). */
+static void print_openmetrics(const struct stats_doc *doc, FILE *f, bool om)
+{
+	struct om_sample *s = calloc(doc->n ? doc->n : 1, sizeof(*s));
+	bool *done = calloc(doc->n ? doc->n : 1, sizeof(*done));
+	size_t ns = 0;
 	uint64_t bound;
 
+	if (!s || !done) {
+		free(s);
+		free(done);
+		if (om)
+			fputs("# EOF\n", f);
+		return;
+	}
 	for (size_t i = 0; i < doc->n; i++) {
 		const struct stat_line *l = &doc->l[i];
 
-		if (lat_hist_op(l->name, &bound) || !is_metric_name(l->name))
+		if (lat_hist_op(l->name, &bound) || !is_metric_name(l->name) ||
+		    has_suffix(l->name, "_lat_sum_us"))
 			continue;	/* the histograms follow; odd names are not metrics */
-		if (!l->number) {
-			/* A word ("stop_reason none"): a gauge of 1 with the word as its label,
-			 * as node_exporter shows such states. */
-			fprintf(f, "# TYPE plugdisk_%s gauge\nplugdisk_%s{disk=\"", l->name, l->name);
-			om_label_value(f, doc->disk);
-			fprintf(f, "\",%s=\"", l->name);
-			om_label_value(f, l->value);
-			fputs("\"} 1\n", f);
-			continue;
-		}
-		if (is_counter(l)) {
-			fprintf(f, "# TYPE plugdisk_%s counter\nplugdisk_%s_total{disk=\"", l->name,
-				l->name);
-		} else {
-			fprintf(f, "# TYPE plugdisk_%s gauge\nplugdisk_%s{disk=\"", l->name, l->name);
-		}
-		om_label_value(f, doc->disk);
-		fprintf(f, "\"} %s\n", l->value);
+		om_sample_of(l, &s[ns++]);
 	}
-	for (size_t o = 0; o < sizeof(op_names) / sizeof(op_names[0]); o++) {
-		const struct stat_line *inf = NULL;
-		bool typed = false;
+	/* One family's samples together, under one HELP and TYPE, in order of first sight. */
+	for (size_t i = 0; i < ns; i++) {
+		if (done[i])
+			continue;
+		const char *total = s[i].counter && !om ? "_total" : "";
 
+		fprintf(f, "# HELP %s%s %s\n# TYPE %s%s %s\n", s[i].family, total, s[i].help,
+			s[i].family, total, s[i].counter ? "counter" : "gauge");
+		for (size_t j = i; j < ns; j++) {
+			if (done[j] || strcmp(s[j].family, s[i].family))
+				continue;
+			done[j] = true;
+			fprintf(f, "%s%s", s[j].family, s[i].counter ? "_total" : "");
+			om_disk(f, doc);
+			fprintf(f, "%s} %s\n", s[j].labels, s[j].value);
+		}
+	}
+	free(s);
+	free(done);
+	/* The latency histograms: one family, the op a label, in seconds. */
+	fputs("# HELP plugdisk_latency_seconds latency of one bio, submit to completion\n"
+	      "# TYPE plugdisk_latency_seconds histogram\n", f);
+	for (size_t o = 0; o < sizeof(op_names) / sizeof(op_names[0]); o++) {
+		const struct stat_line *inf = NULL, *sum = NULL;
+		char sum_name[64];
+
+		snprintf(sum_name, sizeof(sum_name), "%s_lat_sum_us", op_names[o]);
 		for (size_t i = 0; i < doc->n; i++) {
 			const struct stat_line *l = &doc->l[i];
 			const char *op = lat_hist_op(l->name, &bound);
 
+			if (!strcmp(l->name, sum_name) && l->number)
+				sum = l;
 			if (!op || strcmp(op, op_names[o]) || !l->number)
 				continue;
 			if (!bound) {
 				inf = l;
 				continue;
 			}
-			if (!typed)
-				fprintf(f, "# TYPE plugdisk_%s_latency_seconds histogram\n", op);
-			typed = true;
-			fprintf(f, "plugdisk_%s_latency_seconds_bucket{disk=\"", op);
-			om_label_value(f, doc->disk);
-			fprintf(f, "\",le=\"%.9g\"} %s\n", (double)bound / 1e6, l->value);
+			fputs("plugdisk_latency_seconds_bucket", f);
+			om_disk(f, doc);
+			fprintf(f, ",op=\"%s\",le=\"%.9g\"} %s\n", op_names[o], (double)bound / 1e6,
+				l->value);
 		}
-		if (!typed || !inf)
+		if (!inf)
 			continue;
-		fprintf(f, "plugdisk_%s_latency_seconds_bucket{disk=\"", op_names[o]);
-		om_label_value(f, doc->disk);
-		fprintf(f, "\",le=\"+Inf\"} %s\n", inf->value);
+		fputs("plugdisk_latency_seconds_bucket", f);
+		om_disk(f, doc);
+		fprintf(f, ",op=\"%s\",le=\"+Inf\"} %s\n", op_names[o], inf->value);
+		fputs("plugdisk_latency_seconds_sum", f);
+		om_disk(f, doc);
+		fprintf(f, ",op=\"%s\"} %.9g\n", op_names[o],
+			sum ? strtod(sum->value, NULL) / 1e6 : 0.0);
+		fputs("plugdisk_latency_seconds_count", f);
+		om_disk(f, doc);
+		fprintf(f, ",op=\"%s\"} %s\n", op_names[o], inf->value);
 	}
-	fputs("# EOF\n", f);
+	if (om)
+		fputs("# EOF\n", f);
 }
 
 static void stats_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: plugdisk stats MOUNTPOINT [--format=text|json|openmetrics]\n"
+		"Usage: plugdisk stats MOUNTPOINT [--format=text|json|openmetrics|prometheus]\n"
 		"\n"
 		"Print one snapshot of MOUNTPOINT/stats: as it is (text, the default), as one JSON\n"
 		"object ({\"disk\": NAME, \"stats\": {NAME: VALUE...}, \"latency_histogram_us\":\n"
@@ -341,6 +477,12 @@ int pd_stats_main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			stats_usage(stdout);
 			return EXIT_OK;
+		} else if (!strcmp(a, "--list-names")) {
+			/* the name table: doc/stats.md's tables are checked against it */
+			for (size_t k = 0; k < stats_nr_names; k++)
+				printf("%s\t%s\t%s\n", stats_names[k].pattern, stats_names[k].unit,
+				       stats_names[k].help);
+			return EXIT_OK;
 		} else if (!strncmp(a, "--format=", 9)) {
 			format = a + 9;
 		} else if (!strcmp(a, "--format") && i + 1 < argc) {
@@ -364,10 +506,12 @@ int pd_stats_main(int argc, char **argv)
 		fmt = FMT_TEXT;
 	} else if (!strcmp(format, "json")) {
 		fmt = FMT_JSON;
-	} else if (!strcmp(format, "openmetrics") || !strcmp(format, "prometheus")) {
+	} else if (!strcmp(format, "openmetrics")) {
 		fmt = FMT_OPENMETRICS;
+	} else if (!strcmp(format, "prometheus")) {
+		fmt = FMT_PROMETHEUS;
 	} else {
-		fprintf(stderr, "plugdisk stats: --format %s: must be text, json or openmetrics\n",
+		fprintf(stderr, "plugdisk stats: --format %s: must be text, json, openmetrics or prometheus\n",
 			format);
 		return EXIT_USAGE;
 	}
@@ -406,7 +550,7 @@ int pd_stats_main(int argc, char **argv)
 		if (!ret && fmt == FMT_JSON)
 			print_json(&doc, stdout);
 		else if (!ret)
-			print_openmetrics(&doc, stdout);
+			print_openmetrics(&doc, stdout, fmt == FMT_OPENMETRICS);
 	}
 	free(doc.l);
 	free(doc.text);

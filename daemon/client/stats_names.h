@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* The names of MOUNTPOINT/stats with their units and meanings (daemon/client/stats_names.c). */
+#ifndef PLUGDISK_STATS_NAMES_H
+#define PLUGDISK_STATS_NAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct stats_name {
+	const char *pattern;	/* "{read,write}_bios": {a,b,} alternatives, N a number */
+	const char *unit;	/* as doc/stats.md gives it: bytes, µs, 0/1, count... */
+	const char *help;	/* one line */
+};
+
+extern const struct stats_name stats_names[];
+extern const size_t stats_nr_names;
+
+/* The entry whose pattern matches @name, or NULL. */
+const struct stats_name *stats_name_find(const char *name);
+
+/* Whether @pattern matches the whole of @name. */
+bool stats_pattern_match(const char *pattern, const char *name);
+
+#endif
