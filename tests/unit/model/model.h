@@ -67,7 +67,9 @@
  * Known defects. A check that current code fails goes in KNOWN_DEFECTS, off by default, so
  * that `make check` stays green until its fix lands; `make model CHECKS=all` runs with every
  * check on. test_known_defects runs one short sequence per check: it must diverge while the
- * check is listed and pass once it is not (and one for poweron, whose checks are always on).
+ * check is listed and pass once it is not (and, with checks always on, one for poweron and
+ * three for the image below: a flush that never reached it, one that swallowed its error, and
+ * a prefix cut that kept a write over a destage still on its way).
  * Every fix has landed, so KNOWN_DEFECTS is empty and each sequence is the regression test of
  * its fix; the checks, by the defect they caught:
  *   d1  a read in flight across powercut + poweron returned data the cut dropped (now: it
