@@ -339,8 +339,13 @@ static void end_checker(pid_t pid)
 	kill(-pid, SIGTERM);
 	for (int i = 0; i < 100; i++) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		siginfo_t si = { 0 };
 
-		if (waitpid(pid, &wstatus, WNOHANG | WNOWAIT) == pid)
+		/* Whether it ended, leaving it to be reaped below: waitid, since waitpid
+		 * refuses WNOWAIT (EINVAL), and every stop then waited the full 2 s a
+		 * checker. */
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == pid)
 			break;
 		nanosleep(&ts, NULL);
 	}
