@@ -54,11 +54,11 @@ CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 NBD_OBJ := $(NBD_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing libnbd)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing libnbd libmicrohttpd)
 CONF_LIBS = $(call pc_libs,libconfig)
 CHECK_LIBS = $(call pc_libs,check)
 
-$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing)
+$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing libmicrohttpd)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
@@ -87,12 +87,12 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils \
 	procps psmisc kmod iproute2 coreutils groff-base man-db jq cppcheck clang-tools sqlite3 \
-	python3-prometheus-client graphviz prometheus clang libclang-rt-14-dev
+	python3-prometheus-client graphviz prometheus curl clang libclang-rt-14-dev
 
 # What building and running the daemon needs ('make run'). 'deps' installs it too, with
 # DEB_PACKAGES: always a superset.
 DEB_RUN_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev libsystemd-dev \
-	liburing-dev libnbd-dev
+	liburing-dev libnbd-dev libmicrohttpd-dev
 
 # $(call deb_install,PACKAGES): apt-get install those of PACKAGES that are missing.
 deb_install = @missing=""; for p in $(1); do \

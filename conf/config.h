@@ -64,6 +64,7 @@ struct pd_config {
 	bool disk_read_only;	/* disk.read_only: writes fail with EROFS, the image is not written */
 	char *mount_point;	/* mount.point: "" = none (CLI gives it) */
 	char *mount_options;	/* mount.options: extra FUSE -o options */
+	char *stats_listen;	/* stats.listen: ADDRESS:PORT of /metrics, "" = none */
 	bool mount_allow_other;	/* mount.allow_other */
 	uint32_t mount_threads;	/* mount.threads: FUSE receive threads */
 	uint32_t mount_read_ahead_kb;	/* mount.read_ahead_kb: readahead, 0 = the kernel's */
@@ -121,6 +122,11 @@ int conf_load_args(const char *file, const struct conf_arg *args, size_t nargs,
 
 /* Parse a size, "4096", "4K", "1.5GiB", "1GB" (core/util/units.h) into bytes. 0 or -EINVAL/-ERANGE. */
 int conf_parse_size(const char *s, uint64_t *out);
+
+struct sockaddr_storage;
+/* Parse stats.listen's "ADDRESS:PORT" ("127.0.0.1:9469", "[::1]:9469") into @ss and @len.
+ * 0 or -1. */
+int conf_parse_listen(const char *s, struct sockaddr_storage *ss, unsigned int *len);
 
 /* Refuse @file for a daemon running as @euid if it cannot be read or is unsafe: it must open,
  * be a regular file and, for euid 0, be neither writable by group or others nor owned by a

@@ -31,6 +31,7 @@
 #include "daemon/fuse/data.h"
 #include "daemon/fuse/fuse_reply.h"
 #include "daemon/fuse/fuse_uring.h"
+#include "daemon/fuse/metrics_http.h"
 #include "daemon/pidfile.h"
 #include "daemon/preflight.h"
 #include "daemon/reload.h"
@@ -342,6 +343,11 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto fail;
 	}
+	/* stats.listen: before the mount, so that a port in use fails the start */
+	if (pd_metrics_start(pd)) {
+		ret = EXIT_RUNTIME;
+		goto fail;
+	}
 	ret = pd_mount(pd);
 	if (ret)
 		goto fail;
@@ -385,6 +391,7 @@ int main(int argc, char **argv)
 			pd_fuse_trim_buffers(pd, true);
 		}
 	}
+	pd_metrics_stop();
 	ret = pd_shutdown(pd, &sigs);
 	pd_pidfile_remove(pid_fd, cli.pidfile);
 	conf_free(&pd->cfg);
@@ -392,6 +399,7 @@ int main(int argc, char **argv)
 	return ret;
 
 fail:
+	pd_metrics_stop();
 	pd_pidfile_remove(pid_fd, cli.pidfile);
 	if (!foreground) {
 		char st = (char)ret;

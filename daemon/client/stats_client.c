@@ -449,6 +449,17 @@ static void print_openmetrics(const struct stats_doc *doc, FILE *f, bool om)
 		fputs("# EOF\n", f);
 }
 
+int stats_to_prometheus(char *text, FILE *f)
+{
+	struct stats_doc doc = { .text = text };
+	int ret = stats_parse(&doc);
+
+	if (!ret)
+		print_openmetrics(&doc, f, false);
+	free(doc.l);
+	return ret;
+}
+
 static void stats_usage(FILE *f)
 {
 	fprintf(f,

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 struct stats_name {
 	const char *pattern;	/* "{read,write}_bios": {a,b,} alternatives, N a number */
@@ -14,6 +15,10 @@ struct stats_name {
 
 extern const struct stats_name stats_names[];
 extern const size_t stats_nr_names;
+
+/* Print the stats file's @text (split in place) in Prometheus' text format to @f, as
+ * `plugdisk stats --format=prometheus` does (daemon/client/stats_client.c). 0 or -ENOMEM. */
+int stats_to_prometheus(char *text, FILE *f);
 
 /* The entry whose pattern matches @name, or NULL. */
 const struct stats_name *stats_name_find(const char *name);

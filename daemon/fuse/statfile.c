@@ -79,6 +79,18 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 	return sb;
 }
 
+char *pd_stats_text(struct pd *pd)
+{
+	struct snap_buf *sb = snap_render(pd, INO_STATS);
+	char *text;
+
+	if (!sb)
+		return NULL;
+	text = strndup(sb->text, sb->len);
+	free(sb);
+	return text;
+}
+
 /* @fh's snapshot with a reference taken, or NULL if it is not (or no longer) registered. */
 static struct snap_buf *snap_get(uint64_t fh)
 {

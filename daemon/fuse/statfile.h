@@ -18,4 +18,8 @@ void statfile_release(fuse_req_t req, struct fuse_file_info *fi);
  * runs. */
 void statfile_free_all(void);
 
+/* One snapshot of MOUNTPOINT/stats, as text (malloc'd), or NULL when out of memory. Any
+ * thread. */
+char *pd_stats_text(struct pd *pd);
+
 #endif
