@@ -5,8 +5,8 @@
  * histogram families, so that its older text parser takes every line).
  *
  * The stats file is "name value" lines under "# section" comments (doc/stats.md). Which
- * values are counters is decided here, by section and by name: a counter only grows (a
- * reset aside); everything else is a gauge. The cumulative latency lines
+ * values are counters, their units and their HELP text come from the name table
+ * (stats_names.c). The cumulative latency lines
  * (OP_lat_le_Nus, OP_lat_count) become one histogram per op, in seconds. */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,34 +149,19 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Whether @l only grows between resets: everything in the sections of counters but the
- * figures of a moment (percentiles, the maximum, averages), and the counters that sit among
- * the state. */
+/* Whether @l only grows between resets: the name table says (stats_names.c); a fault's own
+ * lines (fault_ID_matched, fault_ID_injected), which come and go with it, count too. */
 static bool is_counter(const struct stat_line *l)
 {
-	static const char *const counters[] = {
-		"credits_spent", "write_cliff_bytes", "latency_host_starts", "fuse_ring_requests",
-		"fuse_ring_commit_waits", "cache_destaged_bytes", "cache_destaged_writes",
-		"cache_flushes", "cache_flushes_ignored", "cache_powercuts", "disk_opens_fenced",
-		"disk_requests_fenced", "nbd_reconnects",
-		"nbd_timeouts", "nbd_failed_fast", "nbd_deferred",
-	};
+	const struct stats_name *sn;
 
 	if (!l->number || l->note || l->name[0] == '-')
 		return false;
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
-		if (!strcmp(l->name, counters[i]))
-			return true;
-	if (!strncmp(l->name, "fault_", 6) &&
-	    (has_suffix(l->name, "_matched") || has_suffix(l->name, "_injected")))
-		return true;
-	if (!strncmp(l->section, "plugging", 8) || !strncmp(l->section, "device time", 11))
-		return true;
-	for (size_t i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (!strcmp(l->section, op_names[i]))
-			return !strstr(l->name, "_lat_p") && !has_suffix(l->name, "_lat_max_us") &&
-			       !has_suffix(l->name, "_avg_request_bytes");
-	return false;
+	sn = stats_name_find(l->name);
+	if (sn)
+		return sn->kind == STATS_COUNTER;
+	return !strncmp(l->name, "fault_", 6) &&
+	       (has_suffix(l->name, "_matched") || has_suffix(l->name, "_injected"));
 }
 
 /* ---- JSON ---- */
@@ -491,7 +476,9 @@ int pd_stats_main(int argc, char **argv)
 		} else if (!strcmp(a, "--list-names")) {
 			/* the name table: doc/stats.md's tables are checked against it */
 			for (size_t k = 0; k < stats_nr_names; k++)
-				printf("%s\t%s\t%s\n", stats_names[k].pattern, stats_names[k].unit,
+				printf("%s\t%s\t%s\t%s\n", stats_names[k].pattern,
+				       stats_names[k].unit,
+				       stats_names[k].kind == STATS_COUNTER ? "counter" : "gauge",
 				       stats_names[k].help);
 			return EXIT_OK;
 		} else if (!strncmp(a, "--format=", 9)) {

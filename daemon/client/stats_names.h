@@ -7,8 +7,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* A counter only grows, between resets of the stats; a gauge is a figure of the moment. */
+enum stats_kind { STATS_GAUGE, STATS_COUNTER };
+
 struct stats_name {
 	const char *pattern;	/* "{read,write}_bios": {a,b,} alternatives, N a number */
+	enum stats_kind kind;
 	const char *unit;	/* as doc/stats.md gives it: bytes, µs, 0/1, count... */
 	const char *help;	/* one line */
 };
