@@ -493,7 +493,9 @@ static void oracle_tmp(void)
 {
 	int fd;
 
-	snprintf(log_path, sizeof(log_path), "/tmp/plugdisk-test-oracle.XXXXXX");
+	/* tmpfs when there is one: the log is rewritten at every cut */
+	snprintf(log_path, sizeof(log_path), "%s/plugdisk-test-oracle.XXXXXX",
+		 access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm");
 	fd = mkstemp(log_path);
 	need(fd >= 0);
 	close(fd);
@@ -559,7 +561,7 @@ START_TEST(test_write_during_discard_is_pending)
 	struct workload w = one(4096);
 	struct tally ty = { 0 };
 
-	make_tmp_file(log_path, sizeof(log_path), "/tmp/plugdisk-test-oracle.XXXXXX");
+	oracle_tmp();
 	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = 1 });
 	add(&w, (struct op){ .k = OP_DISCARD, .off = 8192, .len = 4096, .woff = 4096,
 			     .wlen = 4096, .wid = 2 });
@@ -581,7 +583,7 @@ START_TEST(test_prefix_after_overwrite)
 	struct tally ty = { 0 };
 	uint32_t id = 0;
 
-	make_tmp_file(log_path, sizeof(log_path), "/tmp/plugdisk-test-oracle.XXXXXX");
+	oracle_tmp();
 	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = ++id });
 	for (int i = 1; i <= 12; i++)
 		add(&w, (struct op){ .k = OP_WRITE, .off = 4096 + 512 * (uint64_t)i, .len = 512,
