@@ -44,6 +44,14 @@ static int scale(uint64_t m, unsigned int frac, uint64_t mult, uint64_t *out)
 {
 	unsigned __int128 v = (unsigned __int128)m * mult, div = 1;
 
+	/* 10^39 does not fit in 128 bits, and v < 2^128 < 10^39: past 38 digits, only a
+	 * zero is whole. */
+	if (frac > 38) {
+		if (v)
+			return -EINVAL;
+		*out = 0;
+		return 0;
+	}
 	for (unsigned int i = 0; i < frac; i++)
 		div *= 10;
 	if (v % div)

@@ -65,6 +65,14 @@ START_TEST(test_size_fractions)
 	ck_assert_int_eq(units_parse_size("0.3K", &v), -EINVAL);
 	ck_assert_int_eq(units_parse_size("1.5", &v), -EINVAL);
 	ck_assert_uint_eq(v, 7);
+	/* 39 and more digits after the point: 10^39 does not fit in 128 bits */
+	ck_assert_int_eq(units_parse_size("0.000000000000000000000000000000000000001K", &v),
+			 -EINVAL);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_uint_eq(size_of("0.00000000000000000000000000000000000000000000000000K"), 0);
+	ck_assert_int_eq(units_parse_duration(".0000000000000000000000000000000000000000ms",
+					      1000, &v), 0);
+	ck_assert_uint_eq(v, 0);
 }
 END_TEST
 
