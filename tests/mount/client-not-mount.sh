@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: MIT
 # stats, top and ctl use a directory only if it is a plugdisk mount: where DIR/stats or
 # DIR/control is a FIFO they answer at once (no wait for a writer), and where DIR/control is
-# a plain file, ctl neither writes it nor succeeds. Each exits 4, "not a plugdisk mount"
-# (top 1, as for any stats file it cannot read).
+# a plain file, ctl neither writes it nor succeeds. Each exits 4, "not a plugdisk mount".
 # (timeout only turns a hang into a failure.)
 . "$(dirname "$0")/../lib.sh"
 require_cmd mkfifo timeout
@@ -17,9 +16,8 @@ for cmd in "stats $T/fifo" "stats $T/fifo --format=json" "ctl $T/fifo" "ctl $T/f
 		fail "$cmd: $(cat "$T/out")"
 done
 
-# top reports a stats file it cannot read with status 1, a plain directory's as well.
-expect_exit 1 timeout 20 "$PLUGDISK" top "$T/fifo" 0.1 --once
-grep -q "is a plugdisk mounted there" "$T/out" || fail "top: $(cat "$T/out")"
+expect_exit 4 timeout 20 "$PLUGDISK" top "$T/fifo" 0.1 --once
+grep -q "not a file of a FUSE mount\|not a plugdisk mount" "$T/out" || fail "top: $(cat "$T/out")"
 
 echo "keep me" >"$T/plain/control"
 echo "stats: not these" >"$T/plain/stats"
