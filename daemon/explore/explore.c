@@ -43,6 +43,7 @@ static void explore_usage(FILE *f)
 		"                        [--keep-failing DIR] [-k K] [--state ID] [--timeout T]\n"
 		"                        [--kinds LIST] [--windows A-B] [--states ID,A-B,...]\n"
 		"                        [--weights KIND=N,...] [--sampler stratified|uniform]\n"
+		"                        [--from-flush N | --from-mark TEXT]\n"
 		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
 		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
 		"       plugdisk explore --list-states [--json] [selection] LOG [BASE_IMAGE]\n"
@@ -68,6 +69,9 @@ static void explore_usage(FILE *f)
 		"  --kinds LIST       only states of these kinds (comma separated)\n"
 		"  --windows A-B      only states of windows A to B (or one window A)\n"
 		"  --states LIST      only these states: IDs and ranges A-B, comma separated\n"
+		"  --from-flush N     the writes before flush N are durable by decree (setup):\n"
+		"                     no state loses one, every image starts with them\n"
+		"  --from-mark TEXT   the same from the first mark TEXT\n"
 		"  --list-states      print the chosen states (id, kind, window, flush, writes kept,\n"
 		"                     dropped and torn, marks), run nothing; with --json as JSON\n"
 		"  -j, --jobs N       checkers at once (default: the CPU count)\n"
@@ -585,7 +589,7 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 int pd_explore_main(int argc, char **argv)
 {
 	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
-	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST };
+	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
@@ -596,6 +600,8 @@ int pd_explore_main(int argc, char **argv)
 		{ "states", required_argument, 0, O_STATES }, { "weights", required_argument, 0, O_WEIGHTS },
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "list-states", no_argument, 0, O_LIST },
+		{ "from-flush", required_argument, 0, O_FROM_FLUSH },
+		{ "from-mark", required_argument, 0, O_FROM_MARK },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
 	struct xp x = { .seed = 1, .k = 2 };
@@ -671,6 +677,14 @@ int pd_explore_main(int argc, char **argv)
 		case O_LIST:
 			x.sel.list = true;
 			break;
+		case O_FROM_FLUSH:
+			if (xp_parse_from_flush(&x.sel, optarg))
+				return 2;
+			break;
+		case O_FROM_MARK:
+			if (xp_parse_from_mark(&x.sel, optarg))
+				return 2;
+			break;
 		case 'h':
 			explore_usage(stdout);
 			return 0;
@@ -689,8 +703,8 @@ int pd_explore_main(int argc, char **argv)
 	x.base_path = argv[optind + 1];
 	optind += 2;
 	if (x.has_state && x.sel.chosen) {
-		fprintf(stderr, "plugdisk explore: --state picks one state: no --kinds, --windows "
-			"or --states with it\n");
+		fprintf(stderr, "plugdisk explore: --state picks one state: no --kinds, --windows, "
+			"--states or --from-* with it\n");
 		return 2;
 	}
 	if (x.image) {

@@ -231,6 +231,15 @@ static void report_text(const struct xp *x, FILE *f)
 		fprintf(f, "explore: over the budget: %" PRIu64 " states %s with seed %" PRIu64
 			"\n", x->planned, x->sel.uniform ? "sampled uniformly" :
 			"spread over every kind and window", x->seed);
+	if (x->sel.has_from_flush || x->sel.from_mark) {
+		fprintf(f, "explore: from ");
+		if (x->sel.from_mark)
+			fprintf(f, "mark '%s'", x->sel.from_mark);
+		else
+			fprintf(f, "flush %" PRIu64, x->sel.from_flush);
+		fprintf(f, ": the %" PRIu64 " writes logged before it durable by decree\n",
+			x->sel.from_ops);
+	}
 	fprintf(f, "explore: by kind:");
 	put_kinds(f, x, false);
 	fputc('\n', f);
@@ -294,7 +303,7 @@ static void report_json(const struct xp *x, FILE *f)
 		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups,
 		x->sel.uniform ? "uniform" : "stratified");
 	put_kinds(f, x, true);
-	fprintf(f, "},\"failures\":[");
+	fprintf(f, "},\"from_writes\":%" PRIu64 ",\"failures\":[", x->sel.from_ops);
 	for (uint64_t i = 0; i < x->nfails; i++) {
 		const struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;

@@ -323,16 +323,26 @@ static int build_pieces(const struct xp *x, struct pieces *ps)
 		w0 = sel->windows.lo;
 		w1 = sel->windows.hi < l->nwin ? sel->windows.hi + 1 : l->nwin;
 	}
+	if (w0 < sel->from_win)
+		w0 = sel->from_win;
 	for (uint64_t w = w0; w < w1; w++) {
 		uint64_t id = l->win[w].first_id, end = id + l->win[w].nstates;
+		/* --from-*: the window the point falls in keeps its setup writes whole */
+		bool filter = w == sel->from_win && l->win[w].durable < sel->from_ops;
 
 		while (id < end) {
 			unsigned int k = kind_of(l, id);
 			uint64_t e = run_end(l, id, end, k);
 			int ret = 0;
 
-			if (!sel->kinds || (sel->kinds >> k) & 1)
+			if (sel->kinds && !((sel->kinds >> k) & 1))
+				;
+			else if (!filter)
 				ret = add_chosen(sel, ps, w, k, id, e);
+			else
+				for (uint64_t i = id; i < e && !ret; i++)
+					if (xp_from_keeps(l, sel, i))
+						ret = add_chosen(sel, ps, w, k, i, i + 1);
 			if (ret)
 				return ret;
 			id = e;
@@ -640,6 +650,9 @@ int xp_select_states(struct xp *x, uint64_t **ids_out)
 			" states (0-%" PRIu64 ", with -k %u)\n", l->nstates, l->nstates - 1, x->k);
 		return -EINVAL;
 	}
+	ret = xp_from_resolve(l, &x->sel);
+	if (ret)
+		return ret;
 	ret = build_pieces(x, &ps);
 	if (ret)
 		goto out;

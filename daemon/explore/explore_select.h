@@ -24,7 +24,11 @@ struct xp_select {
 	unsigned int weight[XP_MAX_KINDS];	/* --weights: states per round, default 1 */
 	bool uniform;			/* --sampler uniform: the plain random sample */
 	bool list, list_json;		/* --list-states [--json] */
-	bool chosen;			/* any of --kinds, --windows, --states */
+	bool chosen;			/* any of --kinds, --windows, --states, --from-* */
+	bool has_from_flush;
+	uint64_t from_flush;		/* --from-flush N */
+	const char *from_mark;		/* --from-mark TEXT */
+	uint64_t from_win, from_ops;	/* resolved: the first window, the ops decreed durable */
 };
 
 /* Per kind: states in the log (within the chosen set), picked, checked, failed. */
@@ -43,6 +47,20 @@ int xp_parse_windows(struct xp_select *sel, const char *arg);
 int xp_parse_states(struct xp_select *sel, const char *arg);
 int xp_parse_weights(struct xp_select *sel, const char *arg);
 int xp_parse_sampler(struct xp_select *sel, const char *arg);
+
+/* --from-flush, --from-mark (daemon/explore/explore_from.c). */
+int xp_parse_from_flush(struct xp_select *sel, const char *arg);
+int xp_parse_from_mark(struct xp_select *sel, const char *arg);
+
+struct ws_log;
+
+/* Find the point --from-flush or --from-mark names in @l: sel->from_win, sel->from_ops (both
+ * 0 without either). 0, or -EINVAL with a message when the log has no such flush or mark. */
+int xp_from_resolve(const struct ws_log *l, struct xp_select *sel);
+
+/* Whether state @id is explored under --from-*: its window does not end before the point,
+ * and it keeps whole every write logged before it. */
+bool xp_from_keeps(const struct ws_log *l, const struct xp_select *sel, uint64_t id);
 
 /* Choose the states to check into *@ids (increasing; NULL: every state 0..nstates-1) and
  * x->planned, x->sampled, x->kinds[].states/.planned. 0, -EINVAL (a selection outside the
