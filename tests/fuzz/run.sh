@@ -8,7 +8,7 @@
 # $FUZZ_ARTIFACTS/TARGET.log. One line per target: its runs, executions per second and new
 # inputs; the last line "N passed, N failed". Exit 1 if a target failed.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 secs=$1
 shift
 : "${FUZZ_BUILD:=build-fuzz}"
@@ -41,7 +41,8 @@ for t in "$@"; do
 	runs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log")
 	rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$log")
 	printf 'PASS  %s: %d corpus inputs, then %s runs in %s s (%s exec/s); %d inputs in %s\n' \
-		"$t" "$(ls "$seeds" | wc -l)" "$runs" "$secs" "$rate" "$(ls "$new" | wc -l)" "$new"
+		"$t" "$(find "$seeds" -type f | wc -l)" "$runs" "$secs" "$rate" \
+		"$(find "$new" -type f | wc -l)" "$new"
 	pass=$((pass + 1))
 done
 echo "$pass passed, $failn failed"
