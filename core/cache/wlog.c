@@ -15,6 +15,9 @@
 #include "core/util/log.h"
 #include "core/cache/wlog.h"
 
+/* Write data up to this long is read past, not seeked over, by a reader with skip_data. */
+#define WLOG_SKIP_READ 65536
+
 /* Append all of @iov at the log's end. 0 or -errno, *@call naming the failed call. */
 static int wlog_write(struct wlog *l, struct iovec *iov, unsigned int cnt, const char **call)
 {
@@ -297,10 +300,16 @@ int wlog_next(struct wlog_reader *r, struct wlog_rec *rec)
 	if (r->pos > r->size)
 		return 0; /* torn last record */
 	if (r->skip_data && rec->type == WLOG_WRITE) {
-		/* The caller reads or maps the data itself. */
-		if (fseeko(r->f, (off_t)padded, SEEK_CUR))
-			return 0;
-		return 1;
+		/* The caller reads or maps the data itself. Short data is read past, through
+		 * stdio's buffer: a seek would drop the buffer at every record. */
+		if (padded > WLOG_SKIP_READ) {
+			if (fseeko(r->f, (off_t)padded, SEEK_CUR))
+				return 0;
+			return 1;
+		}
+		if (!r->skip_buf && !(r->skip_buf = malloc(WLOG_SKIP_READ)))
+			return -ENOMEM;
+		return fread(r->skip_buf, 1, padded, r->f) == padded ? 1 : 0;
 	}
 	if (padded + 1 > r->cap) { /* + 1: a mark's text ends with a NUL */
 		uint8_t *nb = realloc(r->buf, padded + 1);
@@ -445,5 +454,6 @@ void wlog_reader_close(struct wlog_reader *r)
 	if (r->f)
 		fclose(r->f);
 	free(r->buf);
+	free(r->skip_buf);
 	memset(r, 0, sizeof(*r));
 }

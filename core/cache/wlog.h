@@ -117,6 +117,7 @@ struct wlog_reader {
 	uint64_t rec_pos;	/* file offset of the last record */
 	uint64_t nrec;		/* records read (the last one is record nrec, from 1) */
 	char why[96];		/* after -EINVAL from wlog_next: what is wrong with it */
+	uint8_t *skip_buf;	/* where short data that skip_data skips is read */
 };
 
 /* Open @path and check the header. 0, -EINVAL (not a log, or a bad header field: r->why

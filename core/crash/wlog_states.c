@@ -504,45 +504,92 @@ void ws_state_torn_range(const struct ws_log *l, const struct ws_state *s, uint6
 
 void ws_builder_init(struct ws_builder *b)
 {
+	memset(b, 0, sizeof(*b));
 	extmap_init(&b->durable);
-	b->applied = 0;
 }
 
 void ws_builder_free(struct ws_builder *b)
 {
 	extmap_free(&b->durable);
+	free(b->batch);
+	b->batch = NULL;
+	b->batch_cap = 0;
 }
 
-static int put_op(struct extmap *m, const struct ws_op *op)
+/* How often a build looks at b->stop: every this many ops. */
+#define WS_STOP_EVERY 65536
+
+static bool builder_stopped(const struct ws_builder *b)
 {
-	return extmap_put(m, op->off, op->len, op->data);
+	return b->stop && *b->stop;
+}
+
+/* Room for @n ops in b->batch. */
+static int batch_reserve(struct ws_builder *b, uint64_t n)
+{
+	struct extent *nb;
+
+	if (n <= b->batch_cap)
+		return 0;
+	nb = realloc(b->batch, n * sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	b->batch = nb;
+	b->batch_cap = n;
+	return 0;
 }
 
 int ws_state_build(const struct ws_log *l, struct ws_builder *b, const struct ws_state *s,
 		   struct extmap *out)
 {
 	const struct ws_window *w = &l->win[s->win];
+	uint64_t nb = 0;
 	int ret;
 
-	for (; b->applied < w->durable; b->applied++) {
-		ret = put_op(&b->durable, &l->ops[b->applied]);
+	/* The durable ops this window adds, at once. */
+	if (b->applied < w->durable) {
+		ret = batch_reserve(b, w->durable - b->applied);
 		if (ret)
 			return ret;
+		for (uint64_t i = b->applied; i < w->durable; i++) {
+			const struct ws_op *op = &l->ops[i];
+
+			if (!(i % WS_STOP_EVERY) && builder_stopped(b))
+				return -EINTR;
+			b->batch[nb++] = (struct extent){ op->off, op->len, op->data };
+		}
+		ret = extmap_put_many(&b->durable, b->batch, nb);
+		if (ret)
+			return ret;
+		b->applied = w->durable;
+		if (builder_stopped(b))
+			return -EINTR;
 	}
 	ret = extmap_copy(out, &b->durable);
-	for (uint64_t i = 0; !ret && i < s->n; i++) {
+	if (ret)
+		return ret;
+	ret = batch_reserve(b, s->n);
+	if (ret)
+		return ret;
+	nb = 0;
+	for (uint64_t i = 0; i < s->n; i++) {
 		const struct ws_op *op = &l->ops[w->durable + i];
 		int k = ws_state_keeps(l, s, i);
 
+		if (!(i % WS_STOP_EVERY) && builder_stopped(b))
+			return -EINTR;
 		if (k == 1) {
-			ret = put_op(out, op);
+			b->batch[nb++] = (struct extent){ op->off, op->len, op->data };
 		} else if (k == 2) {
 			uint64_t off, len;
 
 			ws_state_torn_range(l, s, &off, &len);
-			ret = extmap_put(out, off, len, op->data + (off - op->off));
+			b->batch[nb++] = (struct extent){ off, len, op->data + (off - op->off) };
 		}
 	}
+	ret = extmap_put_many(out, b->batch, nb);
+	if (!ret && builder_stopped(b))
+		ret = -EINTR;
 	return ret;
 }
 

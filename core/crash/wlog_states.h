@@ -5,6 +5,7 @@
 #ifndef PLUGDISK_WLOG_STATES_H
 #define PLUGDISK_WLOG_STATES_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -122,13 +123,17 @@ void ws_state_torn_range(const struct ws_log *l, const struct ws_state *s, uint6
 struct ws_builder {
 	struct extmap durable;
 	uint64_t applied;	/* ops laid on durable */
+	struct extent *batch;	/* the ops of one build, laid at once (extmap_put_many) */
+	uint64_t batch_cap;
+	const volatile sig_atomic_t *stop;	/* NULL, or set (a signal): a build stops */
 };
 
 void ws_builder_init(struct ws_builder *b);
 void ws_builder_free(struct ws_builder *b);
 
 /* Build @s's overlay into @out (the builder must not have passed @s's window: states go in
- * increasing id order). 0 or -ENOMEM. */
+ * increasing id order), in O(n log n) for n ops. 0, -ENOMEM, or -EINTR when *b->stop was
+ * set during the build. */
 int ws_state_build(const struct ws_log *l, struct ws_builder *b, const struct ws_state *s,
 		   struct extmap *out);
 

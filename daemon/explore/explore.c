@@ -235,6 +235,9 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, sl->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	/* Nothing else of explore's: its mount's auto-unmount socket must close when explore
+	 * ends, whatever a checker leaves running. */
+	posix_spawn_file_actions_addclosefrom_np(&fa, 3);
 	/* Its own process group: a timeout or a stop ends the checker and what it started. */
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
@@ -414,6 +417,7 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 	if (ret)
 		goto out_dir;
 	ws_builder_init(&b);
+	b.stop = &xp_stop; /* a stop ends a long build too, not only the wait between states */
 	for (uint64_t n = 0; (n < x->planned || busy) && !ret;) {
 		struct xp_slot *sl = NULL;
 		struct ws_state s;

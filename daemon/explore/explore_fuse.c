@@ -350,8 +350,11 @@ static void xf_join(struct xf *x)
 
 int xf_start(struct xf *x, const char *mnt, int base_fd, uint64_t size)
 {
+	/* auto_unmount: fusermount3 stays beside explore and unmounts when explore's end
+	 * closes their socket, so that a SIGKILLed explore leaves no dead mount behind. */
 	char *argv[] = { (char *)"plugdisk-explore", (char *)"-o",
-			 (char *)"fsname=plugdisk-explore,subtype=plugdisk-explore", NULL };
+			 (char *)"fsname=plugdisk-explore,subtype=plugdisk-explore,auto_unmount",
+			 NULL };
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	struct stat st;
 	int err, fd;
