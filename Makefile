@@ -20,12 +20,13 @@ override LDFLAGS += -pthread
 B := build
 ifeq ($(SANITIZE),1)
 B := build-asan
-override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+override CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+	-DPLUGDISK_CHECKS
 override LDFLAGS += -fsanitize=address,undefined
 endif
 ifeq ($(TSAN),1)
 B := build-tsan
-override CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+override CFLAGS += -fsanitize=thread -fno-omit-frame-pointer -DPLUGDISK_CHECKS
 override LDFLAGS += -fsanitize=thread
 endif
 ifeq ($(WERROR),1)

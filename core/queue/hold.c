@@ -12,6 +12,7 @@
 /* q->lock held: one hold by hand has ended; dispatch when none is left. */
 static void __queue_release(struct queue *q, struct request **list)
 {
+	lock_assert_held(&q->lock);
 	if (q->held || q->frozen)
 		return;
 	q->runnable_since = queue_now(q);
@@ -22,14 +23,14 @@ void queue_hold(struct queue *q, bool hold)
 {
 	struct request *list = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	if (hold) {
 		q->held = true;
 	} else if (q->held) {
 		q->held = false;
 		__queue_release(q, &list);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -38,7 +39,7 @@ void queue_plug_hold(struct queue *q, bool plug)
 	struct request *list = NULL;
 	uint64_t now;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
 	if (plug) {
 		if (!q->plugged)
@@ -49,7 +50,7 @@ void queue_plug_hold(struct queue *q, bool plug)
 		__queue_unplug(q, UNPLUG_IDLE, now);
 		__queue_run(q, now, &list);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -58,13 +59,13 @@ int queue_freeze(struct queue *q)
 	uint64_t thaws;
 	int ret = 0;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	q->frozen = true;
 	thaws = q->thaws;
 	__queue_wait_idle(q, false, &thaws);
 	if (q->thaws != thaws)
 		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	return ret;
 }
 
@@ -72,30 +73,30 @@ void queue_thaw(struct queue *q)
 {
 	struct request *list = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	if (q->frozen) {
 		__queue_thaw(q);
 		__queue_release(q, &list);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
 void queue_hold_state(struct queue *q, struct queue_hold_state *st)
 {
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	st->held = q->held;
 	st->plug_held = q->plug_held;
 	st->frozen = q->frozen;
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 }
 
 bool queue_may_hold(struct queue *q)
 {
 	bool hold;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold(q->ctrl);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	return hold;
 }

@@ -77,14 +77,15 @@ uint64_t queue_now(const struct queue *q)
 }
 
 /* q->lock held. The plugged flag is also read without the lock as a hint. */
-static void set_plugged(struct queue *q, bool v)
+static void __queue_set_plugged(struct queue *q, bool v)
 {
+	lock_assert_held(&q->lock);
 	WRITE_ONCE(q->plugged, v);
 }
 
 bool queue_needs_unplug(struct queue *q)
 {
-	/* Read without q->lock (set_plugged() writes it under the lock): a stale answer only
+	/* Read without q->lock (__queue_set_plugged() writes it under the lock): a stale answer only
 	 * costs one lock round or one idle unplug left to the timer's backstop, never a lost
 	 * request. */
 	return READ_ONCE(q->plugged);
@@ -92,10 +93,11 @@ bool queue_needs_unplug(struct queue *q)
 
 /* q->lock held: integrate busy and weighted time up to @now. Call before any change of
  * nr_queued + in_flight. */
-static void queue_account_time(struct queue *q, uint64_t now)
+static void __queue_account_time(struct queue *q, uint64_t now)
 {
 	unsigned int n = q->nr_queued + q->ctrl->in_flight;
 
+	lock_assert_held(&q->lock);
 	if (now > q->last_acct && n) {
 		q->stats.busy_ns += now - q->last_acct;
 		q->stats.weighted_ns += (uint64_t)n * (now - q->last_acct);
@@ -116,12 +118,13 @@ void __queue_plug(struct queue *q, uint64_t now)
 {
 	uint64_t backstop = 0;
 
-	set_plugged(q, true);
+	lock_assert_held(&q->lock);
+	__queue_set_plugged(q, true);
 	q->plugged_since = now;
 	q->stats.plugs++;
 	q->unplug_at = now + (uint64_t)q->p.unplug_delay_us * NSEC_PER_USEC;
 	/* A plug by a thread that unplugs before it sleeps ends when that thread runs out of
-	 * work, or at a later submission once it is due (__queue_submit()): the timer is only
+	 * work, or at a later submission once it is due (queue_submit_one()): the timer is only
 	 * a backstop, set far enough out that a steady stream of plugs moves it later without
 	 * waking the timer thread, which would otherwise wake about twice per unplug delay. */
 	if (tls_unplugs_idle)
@@ -131,9 +134,10 @@ void __queue_plug(struct queue *q, uint64_t now)
 
 void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 {
+	lock_assert_held(&q->lock);
 	if (!q->plugged || q->plug_held)
 		return;
-	set_plugged(q, false);
+	__queue_set_plugged(q, false);
 	q->runnable_since = now;
 	q->stats.plugged_ns += now - q->plugged_since;
 	q->stats.unplugs[why]++;
@@ -144,6 +148,7 @@ void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 
 static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
 {
+	lock_assert_held(&q->lock);
 	if (q->stopped)
 		return;
 	q->stopped = true;
@@ -159,6 +164,7 @@ void __queue_run(struct queue *q, uint64_t now, struct request **list)
 	struct request **tailp = list;
 	struct request *rq;
 
+	lock_assert_held(&q->lock);
 	while (*tailp)
 		tailp = &(*tailp)->work_next;
 	if (q->plugged || q->stopped || q->held || q->frozen)
@@ -196,6 +202,7 @@ void __queue_run(struct queue *q, uint64_t now, struct request **list)
 
 static void __queue_start_run(struct queue *q, uint64_t now, struct request **list)
 {
+	lock_assert_held(&q->lock);
 	if (q->stopped) {
 		q->stats.stopped_ns += now - q->stopped_since;
 		q->stats.starts[q->stop_reason]++;
@@ -210,13 +217,13 @@ static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
 	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, unplug_tmr));
 	struct request *list = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
 	if (q->plugged && now >= q->unplug_at) {
 		__queue_unplug(q, UNPLUG_TIMER, now);
 		__queue_run(q, now, &list);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -225,7 +232,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 	struct queue *q = (struct queue *)((char *)e - offsetof(struct queue, restart_tmr));
 	struct request *list = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
 	if (q->stopped && (q->stop_reason == STOP_BUDGET || q->stop_reason == STOP_HEAD)) {
 		if (now >= q->restart_at) {
@@ -235,7 +242,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 		else
 			timer_arm(q->timer, &q->restart_tmr, q->restart_at);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -298,9 +305,10 @@ static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
 }
 
 /* q->lock held */
-static void queue_append(struct queue *q, struct request *rq, uint64_t now)
+static void __queue_append(struct queue *q, struct request *rq, uint64_t now)
 {
-	queue_account_time(q, now);
+	lock_assert_held(&q->lock);
+	__queue_account_time(q, now);
 	rq->prev = q->tail;
 	if (q->tail)
 		q->tail->next = rq;
@@ -323,7 +331,7 @@ void queue_burst(uint64_t now)
 }
 
 /* Submit @bio; with @may_wait, wait while queue.nr_requests requests are queued. */
-static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
+static void queue_submit_one(struct queue *q, struct bio *bio, bool may_wait)
 {
 	struct request *list = NULL, *rq;
 	uint64_t now = tls_burst_ns && !q->clock ? tls_burst_ns : queue_now(q);
@@ -331,7 +339,7 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 	bio->submit_ns = now;
 	bio->next = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	q->stats.op[bio->op].bios++;
 
 	rq = merge_bio(q, bio);
@@ -341,10 +349,10 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 		__queue_run(q, now, &list);
 		tls_burst_ns = 0; /* time passes from here */
 		if (list) {
-			pthread_mutex_unlock(&q->lock);
+			lock_drop(&q->lock);
 			ctrl_issue(q->ctrl, list);
 			list = NULL;
-			pthread_mutex_lock(&q->lock);
+			lock_take(&q->lock);
 		}
 		if (q->nr_queued >= q->p.nr_requests) {
 			q->stats.depletion_waits++;
@@ -358,7 +366,7 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 	if (!rq) {
 		rq = rq_alloc(q, bio, now);
 		if (!rq) {
-			pthread_mutex_unlock(&q->lock);
+			lock_drop(&q->lock);
 			log_err("queue: malloc: out of memory");
 			bio->end_io(bio, -ENOMEM);
 			return;
@@ -366,7 +374,7 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 		if (!q->nr_queued && q->p.plug && !q->plugged && !q->stopped &&
 		    bio->op != BIO_OP_FLUSH)
 			__queue_plug(q, now);
-		queue_append(q, rq, now);
+		__queue_append(q, rq, now);
 	}
 
 	if (q->plugged) {
@@ -380,7 +388,7 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 			__queue_unplug(q, UNPLUG_TIMER, now);
 	}
 	__queue_run(q, now, &list);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	if (list)
 		tls_burst_ns = 0; /* its I/O may run in this thread: time passes */
 	ctrl_issue(q->ctrl, list);
@@ -388,12 +396,12 @@ static void __queue_submit(struct queue *q, struct bio *bio, bool may_wait)
 
 void queue_submit(struct queue *q, struct bio *bio)
 {
-	__queue_submit(q, bio, true);
+	queue_submit_one(q, bio, true);
 }
 
 void queue_submit_nowait(struct queue *q, struct bio *bio)
 {
-	__queue_submit(q, bio, false);
+	queue_submit_one(q, bio, false);
 }
 
 void queue_unplug_idle(struct queue *q)
@@ -403,13 +411,13 @@ void queue_unplug_idle(struct queue *q)
 
 	if (!queue_needs_unplug(q))
 		return;
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	if (q->plugged) {
 		now = queue_now(q);
 		__queue_unplug(q, UNPLUG_IDLE, now);
 		__queue_run(q, now, &list);
 	}
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -422,9 +430,9 @@ void queue_unplug_idle(struct queue *q)
 static void queue_put_completing(struct queue *q)
 {
 	if (smp_load_mb(q->drain_waiting)) {
-		pthread_mutex_lock(&q->lock);
+		lock_take(&q->lock);
 		pthread_cond_broadcast(&q->idle_wait);
-		pthread_mutex_unlock(&q->lock);
+		lock_drop(&q->lock);
 	}
 	atomic_sub_return_mb(q->completing, 1);
 }
@@ -440,8 +448,8 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 	struct request *list = NULL;
 	struct bio *bio, *next;
 
-	pthread_mutex_lock(&q->lock);
-	queue_account_time(q, now);
+	lock_take(&q->lock);
+	__queue_account_time(q, now);
 	ctrl_release(q->ctrl, rq, now);
 	st->ios++;
 	if (rq->error)
@@ -458,7 +466,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 	else
 		__queue_run(q, now, &list);
 	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 
 	ctrl_issue(q->ctrl, list);
 	for (bio = rq->bio; bio; bio = next) {
@@ -474,6 +482,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 /* q->lock held: end a freeze, and wake a freeze still waiting so that it fails. */
 void __queue_thaw(struct queue *q)
 {
+	lock_assert_held(&q->lock);
 	if (!q->frozen)
 		return;
 	q->frozen = false;
@@ -485,21 +494,22 @@ void queue_drain(struct queue *q)
 {
 	struct request *list = NULL;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	q->held = q->plug_held = false;
 	__queue_thaw(q);
 	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
 	__queue_run(q, queue_now(q), &list);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	__queue_wait_idle(q, true, NULL);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 }
 
 void __queue_wait_idle(struct queue *q, bool queued, const uint64_t *thaws)
 {
+	lock_assert_held(&q->lock);
 	atomic_add_return_mb(q->drain_waiting, 1); /* seen by queue_put_completing() */
 	while (!thaws || q->thaws == *thaws) {
 		if ((queued && q->nr_queued) || q->ctrl->in_flight) {
@@ -507,9 +517,9 @@ void __queue_wait_idle(struct queue *q, bool queued, const uint64_t *thaws)
 		} else if (smp_load_mb(q->completing)) {
 			/* Completers ending their bios (replies, brief); their drop of completing
 			 * is their last access to the queue and wakes nobody. */
-			pthread_mutex_unlock(&q->lock);
+			lock_drop(&q->lock);
 			sched_yield();
-			pthread_mutex_lock(&q->lock);
+			lock_take(&q->lock);
 		} else {
 			break;
 		}
@@ -523,9 +533,9 @@ unsigned int queue_abort(struct queue *q, int error)
 	unsigned int nbios = 0;
 	uint64_t now;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
-	queue_account_time(q, now);
+	__queue_account_time(q, now);
 	while ((rq = q->head)) {
 		queue_unlink(q, rq);
 		rq->work_next = NULL;
@@ -539,7 +549,7 @@ unsigned int queue_abort(struct queue *q, int error)
 	__queue_unplug(q, UNPLUG_IDLE, now);
 	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_cond_broadcast(&q->free_wait);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 
 	while ((rq = head)) {
@@ -560,9 +570,9 @@ bool queue_is_idle(struct queue *q)
 {
 	bool idle;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	idle = !q->nr_queued && !q->ctrl->in_flight;
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	return idle;
 }
 
@@ -572,7 +582,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	struct request *list = NULL;
 	uint64_t now;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
 	q->p = *qp;
 	ctrl_reconfigure(q->ctrl, cp, now);
@@ -588,7 +598,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	 * if they still say so. */
 	timer_cancel(q->timer, &q->restart_tmr);
 	__queue_start_run(q, now, &list);
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
 
@@ -596,9 +606,9 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 {
 	uint64_t now;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
-	queue_account_time(q, now);
+	__queue_account_time(q, now);
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
 	ss->stopped = q->stopped;
@@ -620,16 +630,16 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)
 		ss->s.stopped_ns += now - q->stopped_since;
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 }
 
 void queue_stats_reset(struct queue *q)
 {
 	uint64_t now;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	now = queue_now(q);
 	memset(&q->stats, 0, sizeof(q->stats));
 	q->plugged_since = q->stopped_since = q->last_acct = now;
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 }

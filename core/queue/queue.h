@@ -9,6 +9,7 @@
 
 #include "core/stage/request.h"
 #include "core/util/clock.h"
+#include "core/util/lock.h"
 #include "core/queue/params.h"
 #include "core/ctrl/ctrl_params.h"
 #include "core/queue/stats.h"

@@ -85,11 +85,27 @@ int chain_order_parse(const char *text, const struct stage_ops **ops, unsigned i
 
 /* ---- building ---- */
 
+/* What calls the stage @s, the @k-th from the bottom: in the checking builds, a checking
+ * stage in front of it, ch->chk[@k]. */
+static struct stage chain_link(struct chain *ch, unsigned int k, const struct stage *s,
+			       const struct chain_params *p)
+{
+#ifdef PLUGDISK_CHECKS
+	return stage_check_wrap(&ch->chk[k], s, p->disk_size);
+#else
+	(void)ch;
+	(void)k;
+	(void)p;
+	return *s;
+#endif
+}
+
 int chain_build(struct chain *ch, const struct stage *bottom, const struct chain_params *p,
 		char *err, size_t errlen)
 {
 	const struct stage_ops *order[CHAIN_MAX_STAGES];
 	struct stage up[CHAIN_MAX_STAGES];	/* bottom first */
+	struct stage link[CHAIN_MAX_STAGES];	/* what calls up[i]: up[i] or its check */
 	unsigned int norder, n = 0;
 	int ret;
 
@@ -105,24 +121,30 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 			ch->failed = order[i]->name;
 			return ret;
 		}
-	up[n++] = *bottom;
+	up[n] = *bottom;
+	link[n] = chain_link(ch, n, &up[n], p);
+	n++;
 	for (unsigned int i = norder; i-- > 0;) {
-		const struct stage *image = &up[n - 1];
+		unsigned int image = n - 1;
 		void *self = NULL;
 
 		/* The image: the first stage below that does not let a cut's data pass by. */
-		for (unsigned int j = n - 1; j > 0 && image->ops->image_skip; j--)
-			image = &up[j - 1];
-		ret = order[i]->init(&self, p, &up[n - 1], image, err, errlen);
+		while (image > 0 && up[image].ops->image_skip)
+			image--;
+		ret = order[i]->init(&self, p, &link[n - 1], &link[image], err, errlen);
 		if (ret) {
 			ch->failed = order[i]->name;
 			goto err;
 		}
-		if (self)
-			up[n++] = (struct stage){ .ops = order[i], .self = self };
+		if (self) {
+			up[n] = (struct stage){ .ops = order[i], .self = self };
+			link[n] = chain_link(ch, n, &up[n], p);
+			n++;
+		}
 	}
 	for (unsigned int i = 0; i < n; i++)
 		ch->st[i] = up[n - 1 - i];
+	ch->top = link[n - 1];
 	ch->n = n;
 	return 0;
 
@@ -322,5 +344,9 @@ void chain_destroy(struct chain *ch)
 		if (s->ops->destroy)
 			s->ops->destroy(s->self);
 	}
+#ifdef PLUGDISK_CHECKS
+	for (unsigned int i = 0; i < ch->n; i++)
+		stage_check_end(&ch->chk[i]);
+#endif
 	ch->n = 0;
 }

@@ -20,7 +20,10 @@
  * Locking: the chain itself is read-only once built; each stage has its own locks. Lock
  * order: a stage's exec is called with no lock of the caller held, so no lock of one stage
  * is ever held while another stage's is taken. The one op called under a caller's lock is
- * admit_ns, under q->lock: q->lock comes before any stage's lock.
+ * admit_ns, under q->lock: q->lock comes before any stage's lock. In the checking builds
+ * (SANITIZE=1, TSAN=1) every stage is called through a checking stage (core/stage/check.h)
+ * that aborts on a broken promise: a bad op or range, a caller's lock held, a request ended
+ * twice or never.
  *
  * How to add a stage: see core/stage/stage.h's end, and doc/design.md. */
 #ifndef PLUGDISK_CHAIN_H
@@ -29,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/stage/check.h"
 #include "core/stage/stage.h"
 #include "core/util/clock.h"
 
@@ -64,6 +68,12 @@ struct chain {
 	unsigned int n;
 	bool written_out;		/* chain_writeout() ran: only destroy is left */
 	const char *failed;		/* chain_build() failed: the stage's name */
+	struct stage top;		/* what the controller calls: st[0], or its check */
+#ifdef PLUGDISK_CHECKS
+	/* The checking builds: each stage's exec, checked (core/stage/check.h), bottom
+	 * first: chk[0] checks the backend. What a stage calls below, and top, are these. */
+	struct stage_check chk[CHAIN_MAX_STAGES];
+#endif
 };
 
 /* Every stage the chain can build (core/stage/stages.c), NULL-terminated. */
@@ -90,7 +100,7 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 /* The top stage: what the controller hands requests to (its exec and self). */
 static inline const struct stage *chain_top(const struct chain *ch)
 {
-	return &ch->st[0];
+	return &ch->top;
 }
 
 /* The state of the stage named @name ("cache", "faults"), or NULL when the chain has none. */

@@ -513,9 +513,9 @@ static void pd_range(struct pd *pd, fuse_req_t req, enum bio_op op, uint64_t off
 	int error = 0;
 
 	if (op == BIO_OP_WRITE) {
-		pthread_mutex_lock(&pd->q.lock);
+		lock_take(&pd->q.lock);
 		step = pd->q.p.max_request_size;
-		pthread_mutex_unlock(&pd->q.lock);
+		lock_drop(&pd->q.lock);
 	} else {
 		step = PD_DISCARD_STEP;
 	}

@@ -97,10 +97,10 @@ static inline int fake_exec(void *arg, struct request *rq)
 	int err;
 
 	/* in_flight is guarded by q->lock; the backend runs without it. */
-	pthread_mutex_lock(&f->q.lock);
+	lock_take(&f->q.lock);
 	in_flight = f->c.in_flight;
 	ck_assert_uint_le(in_flight, f->c.p.queue_depth);
-	pthread_mutex_unlock(&f->q.lock);
+	lock_drop(&f->q.lock);
 
 	err = f->result ? f->result(f, rq) : 0;
 	pthread_mutex_lock(&f->log_lock);

@@ -996,9 +996,9 @@ static unsigned int queue_waiters(void)
 {
 	unsigned int n;
 
-	pthread_mutex_lock(&F.q.lock);
+	lock_take(&F.q.lock);
 	n = F.q.waiters;
-	pthread_mutex_unlock(&F.q.lock);
+	lock_drop(&F.q.lock);
 	return n;
 }
 
@@ -1128,7 +1128,7 @@ static void check_merge_index(struct queue *q)
 	uint64_t seq = 0;
 	bool ok = true;
 
-	pthread_mutex_lock(&q->lock);
+	lock_take(&q->lock);
 	for (rq = q->head; rq; rq = rq->next) {
 		if (rq->seq <= seq)
 			ok = false;
@@ -1141,7 +1141,7 @@ static void check_merge_index(struct queue *q)
 	}
 	if (check_treap(q->sort_root, &prev, &ok) != indexed)
 		ok = false;
-	pthread_mutex_unlock(&q->lock);
+	lock_drop(&q->lock);
 	if (!ok)
 		ck_abort_msg("the merge index does not match the queue");
 }
@@ -1302,9 +1302,9 @@ static void *freeze_thread(void *arg)
 	struct freezer *fz = arg;
 
 	fz->ret = queue_freeze(&F.q);
-	pthread_mutex_lock(&F.q.lock);
+	lock_take(&F.q.lock);
 	fz->done = true;
-	pthread_mutex_unlock(&F.q.lock);
+	lock_drop(&F.q.lock);
 	return NULL;
 }
 
@@ -1320,9 +1320,9 @@ static void freeze_behind_a_write(struct freezer *fz, struct tbio *b)
 	fz->done = false;
 	ck_assert_int_eq(pthread_create(&fz->th, NULL, freeze_thread, fz), 0);
 	for (int i = 0; i < 10000 && !waiting; i++) {
-		pthread_mutex_lock(&F.q.lock);
+		lock_take(&F.q.lock);
 		waiting = F.q.drain_waiting;
-		pthread_mutex_unlock(&F.q.lock);
+		lock_drop(&F.q.lock);
 		if (!waiting)
 			nanosleep(&ms, NULL);
 	}
@@ -1333,9 +1333,9 @@ static bool freeze_done(struct freezer *fz)
 {
 	bool done;
 
-	pthread_mutex_lock(&F.q.lock);
+	lock_take(&F.q.lock);
 	done = fz->done;
-	pthread_mutex_unlock(&F.q.lock);
+	lock_drop(&F.q.lock);
 	return done;
 }
 
