@@ -35,6 +35,7 @@ extern char **environ;
 
 #define XP_OUTPUT_KEEP 4096	/* bytes of a failing checker's output in the report */
 #define XP_MAX_JOBS 256
+#define XP_KEEP_MAX 16	/* --keep-failing's images by default: a run can fail thousands */
 
 static void explore_usage(FILE *f)
 {
@@ -78,7 +79,8 @@ static void explore_usage(FILE *f)
 		"  --seed S           the sample's seed (default 1)\n"
 		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
 		"  --json             the report as JSON\n"
-		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img\n"
+		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img, the\n"
+		"                     first 16 to fail (--keep-max N; 0: every one)\n"
 		"  --state ID         only state ID (as a report names it)\n"
 		"  --timeout T        kill a checker (and its process group) that runs longer than\n"
 		"                     T (seconds, or 90s, 5min); the state fails as timed out\n"
@@ -290,12 +292,13 @@ static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot 
 	if (status == 0) {
 		x->passed++;
 	} else {
-		if (x->keep_dir &&
+		if (x->keep_dir && (!x->keep_max || x->kept < x->keep_max) &&
 		    asprintf(&image, "%s/state-%" PRIu64 ".img", x->keep_dir, sl->id) >= 0 &&
 		    xp_write_image(image, base_fd, x->log.hdr.disk_size, &sl->map)) {
 			free(image);
 			image = NULL;
 		}
+		x->kept += image != NULL;
 		ret = add_fail(x, sl->id, status, sl->timed_out, read_tail(sl->out), image);
 	}
 	sl->pid = 0;
@@ -593,11 +596,13 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 int pd_explore_main(int argc, char **argv)
 {
 	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
-	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK };
+	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK,
+	       O_KEEP_MAX };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
 		{ "keep-failing", required_argument, 0, O_KEEP },
+		{ "keep-max", required_argument, 0, O_KEEP_MAX },
 		{ "state", required_argument, 0, O_STATE },   { "image", required_argument, 0, O_IMAGE },
 		{ "timeout", required_argument, 0, O_TIMEOUT },
 		{ "kinds", required_argument, 0, O_KINDS },   { "windows", required_argument, 0, O_WINDOWS },
@@ -608,7 +613,7 @@ int pd_explore_main(int argc, char **argv)
 		{ "from-mark", required_argument, 0, O_FROM_MARK },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
-	struct xp x = { .seed = 1, .k = 2 };
+	struct xp x = { .seed = 1, .k = 2, .keep_max = XP_KEEP_MAX };
 	uint64_t v, *ids = NULL;
 	struct sigaction sa;
 	struct stat st;
@@ -643,6 +648,10 @@ int pd_explore_main(int argc, char **argv)
 			break;
 		case O_KEEP:
 			x.keep_dir = optarg;
+			break;
+		case O_KEEP_MAX:
+			if (conf_parse_u64_whole(optarg, &x.keep_max))
+				return bad("--keep-max (a whole number; 0: no cap)", optarg);
 			break;
 		case O_STATE:
 			if (conf_parse_u64_whole(optarg, &x.state))

@@ -32,6 +32,8 @@ struct xp {
 	uint64_t state;		/* --state */
 	const char *image;	/* --image */
 	const char *keep_dir;	/* --keep-failing */
+	uint64_t keep_max;	/* --keep-max: images kept at most; 0 = no cap */
+	uint64_t kept;		/* images written */
 	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
 	struct xp_select sel;	/* --kinds, --windows, --states, --weights, --list-states */
 

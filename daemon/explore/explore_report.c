@@ -278,6 +278,9 @@ static void report_text(const struct xp *x, FILE *f)
 		}
 		if (fl->image)
 			fprintf(f, "  image: %s\n", fl->image);
+		else if (x->keep_dir)
+			fprintf(f, "  image: not kept (--keep-max %" PRIu64 " reached)\n",
+				x->keep_max);
 		fprintf(f, "  rebuild: ");
 		put_rebuild(f, x, fl->id);
 		fputc('\n', f);

@@ -69,7 +69,7 @@ record "$T/ignore.log" --set cache.flush=ignore
 "$PLUGDISK" replay "$T/ignore.log" --list | grep -q '^flush 1 .*; ignored' ||
 	fail "replay --list does not say flush 1 was ignored"
 mkdir "$T/keep"
-explore_json "$T/ign.json" --budget 120 --keep-failing "$T/keep" "$T/ignore.log" \
+explore_json "$T/ign.json" --budget 120 --keep-failing "$T/keep" --keep-max 0 "$T/ignore.log" \
 	"$T/base.img" -- "$CHECK"
 assert_eq "$EXPLORE_RC" 1 "explore's status with cache.flush = ignore"
 [ "$(jq .failed "$T/ign.json")" -gt 0 ] || fail "no failing state with cache.flush = ignore"
