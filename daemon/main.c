@@ -337,6 +337,10 @@ int main(int argc, char **argv)
 		pd->ctrl.admit_arg = &pd->chain;
 		pd->ctrl.may_hold = chain_may_block;
 		pd->ctrl.may_hold_arg = &pd->chain;
+		/* A control command fails with EBUSY rather than wait for what a stall holds. */
+		if (chain_find(&pd->chain, "cache"))
+			cache_set_held_below(chain_find(&pd->chain, "cache"), chain_any_held,
+					     &pd->chain);
 		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
 	}
 	if (ret) {

@@ -88,11 +88,13 @@ static void pd_drain_for_stop(struct pd *pd, const sigset_t *sigs)
 			 (uint64_t)ss->queued_requests, (uint64_t)ss->in_flight);
 		free(ss);
 	}
-	ctrl_params_lift_limits(&cp);
-	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
+	/* The holds end first: a freeze still waiting then fails, rather than see the lifted
+	 * limits complete what it waits for and report a frozen disk that the stop thaws. */
 	queue_hold(&pd->q, false);
 	queue_thaw(&pd->q);
 	queue_plug_hold(&pd->q, false);
+	ctrl_params_lift_limits(&cp);
+	queue_reconfigure(&pd->q, &pd->cfg.queue, &cp);
 	queue_unplug_idle(&pd->q);
 	while (!queue_is_idle(&pd->q) || pd_data_nr_parked(pd)) {
 		struct timespec ts = { .tv_nsec = 20 * 1000 * 1000 };
@@ -133,6 +135,7 @@ int pd_shutdown(struct pd *pd, const sigset_t *sigs)
 	pd_fuse_join(pd);
 	/* Whatever arrived while unmounting. */
 	queue_drain(&pd->q);
+	control_jobs_wait();
 	pd_cache_ctl_stop();
 	pd_fuse_trim_buffers(pd, false);
 	/* The write cache goes to the image, then the image is synced. */

@@ -208,19 +208,78 @@ int cache_destroy(struct cache *c)
 	return ret;
 }
 
+bool cache_held_below(struct cache *c)
+{
+	return c->held_below && c->held_below(c->held_below_arg);
+}
+
+void cache_set_held_below(struct cache *c, bool (*held)(void *arg), void *arg)
+{
+	c->held_below = held;
+	c->held_below_arg = arg;
+}
+
+/* c->lock held: wait for the cond, or 10 ms, whichever comes first: for a wait that must
+ * also notice a stage below starting to hold a request (it signals nothing here). */
+static void cache_wait_tick(struct cache *c)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 10 * 1000 * 1000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+}
+
+/* c->lock held: wait until the destages, discards and the cut's write-out in flight are
+ * done. -EBUSY (at once) while a stage below holds a request until a command lets it go:
+ * the one awaited may be that one. The lock is dropped to ask. */
+int cache_wait_in_flight(struct cache *c)
+{
+	while (c->destaging || c->discarding || c->cutting) {
+		if (c->held_below) {
+			bool held;
+
+			pthread_mutex_unlock(&c->lock);
+			held = c->held_below(c->held_below_arg);
+			pthread_mutex_lock(&c->lock);
+			if (held && (c->destaging || c->discarding || c->cutting))
+				return -EBUSY;
+			cache_wait_tick(c);
+		} else {
+			pthread_cond_wait(&c->cond, &c->lock);
+		}
+	}
+	return 0;
+}
+
 int cache_freeze(struct cache *c)
 {
+	uint64_t thaws;
 	int ret = 0;
 
+	/* A write-out would wait for what a stall holds below (a write it destages, or one
+	 * destaging already): fail rather than wait for the release. */
+	if (cache_held_below(c))
+		return -EBUSY;
 	pthread_mutex_lock(&c->lock);
 	c->frozen = true;
+	thaws = c->thaws;
 	if (c->powered)
 		ret = cache_drain(c, &cache_filter_all, c->gen);
 	if (ret == -EIO && !c->powered)
 		ret = 0; /* a cut came: the image holds what it left */
 	/* Destages a cut left going to the image; with the power on there are none. */
-	while (!ret && (c->destaging || c->discarding || c->cutting))
-		pthread_cond_wait(&c->cond, &c->lock);
+	if (!ret)
+		ret = cache_wait_in_flight(c);
+	/* A thaw meanwhile ended the freeze: the image may change again. */
+	if (!ret && c->thaws != thaws)
+		ret = -ECANCELED;
+	if (ret == -EBUSY && c->thaws == thaws)
+		c->frozen = false;
 	pthread_mutex_unlock(&c->lock);
 	return ret;
 }
@@ -229,6 +288,7 @@ void cache_thaw(struct cache *c)
 {
 	pthread_mutex_lock(&c->lock);
 	c->frozen = false;
+	c->thaws++;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
 }

@@ -94,6 +94,12 @@ struct cache {
 	struct cache_params p;		/* lock */
 	io_exec_fn lower;		/* the stage below (the backend); read-only */
 	void *lower_arg;
+	/* Whether a stage below holds a request until a command lets it go (a stall), or
+	 * NULL: freeze and poweron then fail with EBUSY rather than wait for it; without it
+	 * they wait. Called without c->lock; set before any I/O (cache_set_held_below()). */
+	bool (*held_below)(void *arg);
+	void *held_below_arg;
+	uint64_t thaws;			/* lock: cache_thaw() calls, so that a freeze sees one */
 	io_exec_fn image;		/* where a cut writes what it keeps; read-only */
 	void *image_arg;
 	uint64_t (*clock)(void *arg);	/* ns; read-only */
@@ -196,8 +202,9 @@ int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why);
 uint64_t cache_power_gen(struct cache *c);
 
 /* Power back on: an empty cache, requests served again, once the destages and discards in
- * flight at the cut came back (a stalled one holds it until released). -EALREADY at once if
- * already on. */
+ * flight at the cut came back. -EBUSY, the power still off, while a stage below holds a
+ * request until a command lets it go (a stall: the one awaited may be that one); -EALREADY
+ * at once if already on. */
 int cache_poweron(struct cache *c);
 
 /* Arm (or with kind NONE, disarm) a cut that fires on its own. A RANDOM arm draws its op
@@ -209,6 +216,15 @@ int cache_arm(struct cache *c, const struct cache_arm *a);
  * every write the cache acknowledged and nothing changes it. With the power off, wait for
  * what the cut left going to the image. 0, or the lower stage's error (still frozen). */
 int cache_freeze(struct cache *c);
+/* (A freeze fails with -EBUSY, unfrozen, when a stage below holds a request until a command
+ * lets it go, and with -ECANCELED when cache_thaw() came while it wrote out.) */
+
+/* Whether a stage below holds a request until a command lets it go (c->held_below). */
+bool cache_held_below(struct cache *c);
+
+/* Make freeze and poweron fail with -EBUSY rather than wait while @held(@arg) says that a
+ * stage below holds a request until a command lets it go. Before any I/O. */
+void cache_set_held_below(struct cache *c, bool (*held)(void *arg), void *arg);
 
 /* End a freeze: background destaging goes on. */
 void cache_thaw(struct cache *c);

@@ -341,9 +341,12 @@ int cache_poweron(struct cache *c)
 		return -EALREADY;
 	}
 	/* The cut's kept data goes down before anything new, and so do the destages and
-	 * discards it left in flight: landing later, they would overwrite newer writes. */
-	while (c->cutting || c->destaging || c->discarding)
-		pthread_cond_wait(&c->cond, &c->lock);
+	 * discards it left in flight: landing later, they would overwrite newer writes. One a
+	 * stall holds below would hold this poweron until its release: -EBUSY instead. */
+	if (cache_wait_in_flight(c)) {
+		pthread_mutex_unlock(&c->lock);
+		return -EBUSY;
+	}
 	if (c->powered) {
 		pthread_mutex_unlock(&c->lock);
 		return -EALREADY;

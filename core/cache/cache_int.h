@@ -100,6 +100,10 @@ int cache_destage_one(struct cache *c, struct cache_write *w);
  * lower stage's error. */
 int cache_drain(struct cache *c, const struct destage_filter *f, uint64_t gen);
 
+/* c->lock held: wait until no destage, discard or cut write-out is in flight; 0, or -EBUSY
+ * while a stage below holds a request until a command lets it go (cache.c). */
+int cache_wait_in_flight(struct cache *c);
+
 /* Write @len bytes of @data at @off through the stage @exec/@arg (c->lower, or c->image for
  * what a cut keeps), synchronously. c->lock not held. 0 or -errno. */
 int cache_lower_write(io_exec_fn exec, void *arg, uint64_t off, const void *data, uint64_t len);

@@ -58,6 +58,11 @@ static bool faults_may_hold(void *self)
 	return fault_any(self);
 }
 
+static unsigned int faults_held(void *self)
+{
+	return fault_nr_held(self);
+}
+
 static void faults_stop(void *self)
 {
 	unsigned int held = fault_nr_held(self);
@@ -96,6 +101,7 @@ const struct stage_ops fault_stage_ops = {
 	.exec = fault_exec,
 	.admit_ns = faults_admit_ns,
 	.may_hold = faults_may_hold,
+	.held = faults_held,
 	.stop = faults_stop,
 	.reconfigure = faults_reconfigure,
 	.stats_reset = faults_stats_reset,

@@ -4,8 +4,11 @@
  * (queue_may_hold). Each hold is ended only by its own command; the queue dispatches when
  * none is left (see queue.c for the states). */
 #include <errno.h>
+#include <sched.h>
+#include <time.h>
 
 #include "core/ctrl/ctrl.h"
+#include "core/util/barrier.h"
 #include "core/queue/queue.h"
 #include "core/queue/queue_int.h"
 
@@ -54,18 +57,61 @@ void queue_plug_hold(struct queue *q, bool plug)
 	ctrl_issue(q->ctrl, list);
 }
 
-int queue_freeze(struct queue *q)
+/* q->lock held: wait for idle_wait, or 10 ms, whichever comes first. */
+static void queue_wait_tick(struct queue *q)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 10 * 1000 * 1000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&q->idle_wait, &q->lock, &ts);
+}
+
+int queue_freeze(struct queue *q, bool (*held)(void *arg), void *arg)
+{
+	struct request *list = NULL;
 	uint64_t thaws;
 	int ret = 0;
 
 	lock_take(&q->lock);
 	q->frozen = true;
 	thaws = q->thaws;
-	__queue_wait_idle(q, false, &thaws);
-	if (q->thaws != thaws)
+	if (!held) {
+		__queue_wait_idle(q, false, &thaws);
+	} else {
+		/* As __queue_wait_idle(), but asking @held at each wake-up and every 10 ms: a
+		 * stall below signals nothing here. */
+		atomic_add_return_mb(q->drain_waiting, 1);
+		while (q->thaws == thaws) {
+			if (q->ctrl->in_flight) {
+				if (held(arg)) {
+					ret = -EBUSY;
+					break;
+				}
+				queue_wait_tick(q);
+			} else if (smp_load_mb(q->completing)) {
+				lock_drop(&q->lock);
+				sched_yield();
+				lock_take(&q->lock);
+			} else {
+				break;
+			}
+		}
+		atomic_sub_return_mb(q->drain_waiting, 1);
+	}
+	if (ret == -EBUSY) {
+		/* Not frozen after all: what queued meanwhile goes. */
+		__queue_thaw(q);
+		__queue_release(q, &list);
+	} else if (q->thaws != thaws) {
 		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
+	}
 	lock_drop(&q->lock);
+	ctrl_issue(q->ctrl, list);
 	return ret;
 }
 

@@ -151,8 +151,11 @@ void queue_plug_hold(struct queue *q, bool plug);
 /* Hold the queue frozen and wait until nothing is in flight: the image is then consistent
  * and stays so until queue_thaw(). Queued requests stay queued. A hold of its own: start
  * does not end it. 0, or -ECANCELED when a thaw (or a drain or an abort) ended the freeze
- * before nothing was in flight. Call without q->lock. */
-int queue_freeze(struct queue *q);
+ * before nothing was in flight, or -EBUSY, nothing frozen, when @held (may be NULL; called
+ * with q->lock held, so it takes only a stage's own lock) says that a stage below holds a
+ * request until a command lets it go while requests are in flight: the freeze would wait
+ * for that command. Call without q->lock. */
+int queue_freeze(struct queue *q, bool (*held)(void *arg), void *arg);
 
 /* End a freeze (not a stop); does nothing on a queue not frozen. Call without q->lock. */
 void queue_thaw(struct queue *q);

@@ -315,6 +315,21 @@ bool chain_may_hold(struct chain *ch)
 	return false;
 }
 
+unsigned int chain_held(struct chain *ch)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < ch->n; i++)
+		if (ch->st[i].ops->held)
+			n += ch->st[i].ops->held(ch->st[i].self);
+	return n;
+}
+
+bool chain_any_held(void *arg)
+{
+	return chain_held(arg) != 0;
+}
+
 bool chain_may_block(void *arg)
 {
 	struct chain *ch = arg;

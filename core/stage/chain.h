@@ -141,6 +141,11 @@ size_t chain_stats(struct chain *ch, char *buf, size_t len);
  * answers at memory speed and holds nothing back. */
 bool chain_may_hold(struct chain *ch);
 
+/* How many requests the stages hold until a command lets them go (stalls); and whether any
+ * (@arg is the chain: queue_freeze()'s shape). */
+unsigned int chain_held(struct chain *ch);
+bool chain_any_held(void *arg);
+
 /* Whether a stage that waits in its caller's thread for the stage below (waits_below) has
  * one below it that may hold a request: a request may then keep the thread that runs it for
  * as long as that stage holds (ctrl.may_hold). @arg is the chain. */

@@ -40,14 +40,20 @@
  *                delay, a stall, a server's round trip), so that the FUSE side lets enough
  *                requests in for it (daemon/fuse/background.c). Any thread; the stage's own
  *                lock at most.
+ *   held         How many requests the stage holds until a command lets them go (stalled
+ *                requests, until release): a command that would wait for them fails with
+ *                EBUSY instead. Any thread; the stage's own lock at most.
  *   waits_below  Not an op: true when exec waits in its caller's thread for the stage below
  *                (the write cache's flush for its destage, a full cache for room). While a
  *                stage below it may hold, the controller then runs no request in a FUSE
  *                receive thread (chain_may_block()).
  *   freeze       After 0: every write this stage acknowledged is in the stage below, and it
- *                sends nothing more down until thaw (reads are still served). The caller has
- *                stopped the queue above first. -errno: the write-out failed; the caller
- *                thaws. thaw undoes it; thawing a stage that is not frozen does nothing.
+ *                sends nothing more down until thaw. The caller has frozen the queue above
+ *                first, so no request reaches the stage meanwhile: reads of the disk wait in
+ *                the queue as writes do. -errno: the write-out failed, or -EBUSY (it would
+ *                wait for what a stall holds below), or -ECANCELED (a thaw came while it
+ *                wrote out); the caller thaws. thaw undoes it; thawing a stage that is not
+ *                frozen does nothing.
  *   powercut     The power goes: drop what the stage holds volatile, by its own rules
  *                (mode, seed; -1 and 0 for its configured ones), and fail every request in
  *                flight in it with EIO, now and until poweron. Waits for nothing that a stage
@@ -108,6 +114,7 @@ struct stage_ops {
 	int (*exec)(void *self, struct request *rq);
 	uint64_t (*admit_ns)(void *self, const struct request *rq);
 	bool (*may_hold)(void *self);
+	unsigned int (*held)(void *self);
 	int (*freeze)(void *self);
 	void (*thaw)(void *self);
 	int (*powercut)(void *self, int mode, uint64_t seed, const char *why);

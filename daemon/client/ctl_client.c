@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/client/mount_file.h"
@@ -117,6 +118,14 @@ int pd_ctl_main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		strcat(cmd, argv[i]);
 		strcat(cmd, i + 1 < argc ? " " : "\n");
+	}
+	/* The file's size, fetched afresh (a truncating open elsewhere leaves 0 in the kernel
+	 * until then): a write inside it goes to the daemon beside the others in progress, so
+	 * that a release or a thaw gets in while a freeze or a poweron waits. */
+	{
+		struct stat st;
+
+		(void)fstat(fd, &st);
 	}
 	ret = 0;
 	while (write(fd, cmd, strlen(cmd)) < 0) {

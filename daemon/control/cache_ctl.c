@@ -287,10 +287,20 @@ int pd_cache_ctl_poweron(struct pd *pd, int argc, char **argv, struct ctl_out *o
 		ctl_printf(out, "poweron takes no arguments\n");
 		return -EINVAL;
 	}
-	if (chain_poweron(&pd->chain) == -EALREADY) {
+	ret = chain_poweron(&pd->chain);
+	if (ret == -EALREADY) {
 		ctl_printf(out, "the power is already on\n");
 		return 0;
 	}
+	if (ret == -EBUSY) {
+		ctl_printf(out, "a write from before the cut is still going to the image and %u "
+				"requests are held by a stall below: release them first (release, "
+				"or fault clear); the power stays off\n",
+			   chain_held(&pd->chain));
+		return ret;
+	}
+	if (ret)
+		return ret;
 	ctl_printf(out, "poweron fenced_opens=%" PRIu64 "\n", pd_disk_open_fence(pd));
 	/* The kernel may still cache pages of the disk from before the cut, which the disk may
 	 * no longer hold: drop them, so that readers see what the disk came back with. */

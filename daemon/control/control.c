@@ -22,6 +22,7 @@
 
 #include "core/util/log.h"
 #include "daemon/fuse/background.h"
+#include "daemon/fuse/fuse_reply.h"
 #include "daemon/control/cache_ctl.h"
 #include "daemon/control/control.h"
 #include "daemon/daemon.h"
@@ -29,7 +30,7 @@
 
 #define CTL_MAX_LINE 4096
 #define CTL_MAX_ARGS 64
-#define CTL_MAX_WRITE (64 * 1024) /* several lines: a listing written back */
+#define CTL_MAX_WRITE PD_CONTROL_SIZE /* several lines: a listing written back */
 
 void ctl_printf(struct ctl_out *out, const char *fmt, ...)
 {
@@ -79,6 +80,9 @@ static void ctl_out_reset(struct ctl_out *out)
 
 /* ---- the queue's own commands ---- */
 
+/* Taken by a freeze for as long as it runs (lock order: before the queue's and the stages'). */
+static pthread_mutex_t ctl_freeze_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int ctl_no_args(int argc, char **argv, struct ctl_out *out)
 {
 	if (argc == 1)
@@ -102,17 +106,34 @@ static int ctl_queue(struct pd *pd, int argc, char **argv, struct ctl_out *out)
 	else if (!strcmp(argv[0], "unplug"))
 		queue_plug_hold(&pd->q, false);
 	else if (!strcmp(argv[0], "freeze")) {
-		if (queue_freeze(&pd->q)) {
+		/* One freeze at a time: one that fails thaws what it froze, which must not be
+		 * another's. A thaw does not wait for it. */
+		pthread_mutex_lock(&ctl_freeze_lock);
+		ret = queue_freeze(&pd->q, chain_any_held, &pd->chain);
+		if (ret == -EBUSY) {
+			ctl_printf(out, "%u requests are held by a stall below: release them first "
+					"(release, or fault clear); nothing is frozen\n",
+				   chain_held(&pd->chain));
+		} else if (ret) {
 			ctl_printf(out, "thawed before nothing was in flight; the queue is not frozen\n");
-			return -ECANCELED;
+		} else {
+			/* The stages' acknowledged writes, too (the write cache's). */
+			ret = chain_freeze(&pd->chain);
+			if (ret == -EBUSY)
+				ctl_printf(out, "the write cache's write-out would wait for %u requests "
+						"a stall holds below: release them first (release, or "
+						"fault clear); nothing is frozen\n",
+					   chain_held(&pd->chain));
+			else if (ret == -ECANCELED)
+				ctl_printf(out, "thawed while the write cache was written out; nothing "
+						"is frozen\n");
+			else if (ret)
+				ctl_printf(out, "freeze: destaging the write cache failed: %s\n",
+					   strerror(-ret));
+			if (ret)
+				queue_thaw(&pd->q);
 		}
-		/* The stages' acknowledged writes, too (the write cache's). */
-		ret = chain_freeze(&pd->chain);
-		if (ret) {
-			ctl_printf(out, "freeze: destaging the write cache failed: %s\n",
-				   strerror(-ret));
-			queue_thaw(&pd->q);
-		}
+		pthread_mutex_unlock(&ctl_freeze_lock);
 		return ret;
 	} else if (!strcmp(argv[0], "thaw")) {
 		chain_thaw(&pd->chain);
@@ -125,20 +146,20 @@ static int ctl_help(struct pd *pd, int argc, char **argv, struct ctl_out *out);
 
 /* Every command. A feature adds its handler here, and its listing to ctl_shows[]. */
 static const struct ctl_cmd ctl_cmds[] = {
-	{ "stop", "stop: hold the queue stopped; bios queue and merge until start", ctl_queue },
-	{ "start", "start: let a queue held by stop dispatch again (not one frozen)", ctl_queue },
-	{ "plug", "plug: hold the queue plugged; bios queue and merge until unplug", ctl_queue },
-	{ "unplug", "unplug: end a plug held by plug", ctl_queue },
+	{ "stop", "stop: hold the queue stopped; bios queue and merge until start", ctl_queue, false },
+	{ "start", "start: let a queue held by stop dispatch again (not one frozen)", ctl_queue, false },
+	{ "plug", "plug: hold the queue plugged; bios queue and merge until unplug", ctl_queue, false },
+	{ "unplug", "unplug: end a plug held by plug", ctl_queue, false },
 	{ "freeze", "freeze: stop and wait until nothing is in flight (a consistent image)",
-	  ctl_queue },
-	{ "thaw", "thaw: end a freeze (not a stop)", ctl_queue },
-	{ "fault", FAULT_CTL_USAGE ": injected faults", fault_ctl_cmd },
+	  ctl_queue, true },
+	{ "thaw", "thaw: end a freeze (not a stop)", ctl_queue, false },
+	{ "fault", FAULT_CTL_USAGE ": injected faults", fault_ctl_cmd, false },
 	{ "release", "release [ID]: complete the requests stalled by fault ID, or by all",
-	  fault_ctl_release },
-	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut },
-	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron },
-	{ "mark", PD_CACHE_MARK_USAGE, pd_cache_ctl_mark },
-	{ "help", "help: list the commands", ctl_help },
+	  fault_ctl_release, false },
+	{ "powercut", PD_CACHE_POWERCUT_USAGE, pd_cache_ctl_powercut, false },
+	{ "poweron", PD_CACHE_POWERON_USAGE, pd_cache_ctl_poweron, true },
+	{ "mark", PD_CACHE_MARK_USAGE, pd_cache_ctl_mark, false },
+	{ "help", "help: list the commands", ctl_help, false },
 };
 
 static void ctl_show_queue(struct pd *pd, struct ctl_out *out)
@@ -343,6 +364,9 @@ void control_file_open(fuse_req_t req, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	fi->nonseekable = 0;
 	fi->fh = (uintptr_t)cf;
+	/* Writes from several opens go side by side (see PD_CONTROL_SIZE): a command that waits
+	 * does not keep the next one, the release or thaw it waits for, out. */
+	pd_reply_open_flags(PD_FOPEN_PARALLEL_DIRECT_WRITES);
 	if (fuse_reply_open(req, fi) == -ENOENT)
 		ctl_file_free(cf); /* interrupted open: no release will come */
 }
@@ -386,6 +410,118 @@ void control_file_read(fuse_req_t req, size_t size, off_t off, struct fuse_file_
 	}
 }
 
+/* Run the command(s) of a write, make the answer the file's, and answer the write; frees
+ * @line. The file's lock is not held while a command runs: a read of the same descriptor is
+ * not kept waiting, and of two commands written to it at once the last to end leaves its
+ * answer. */
+static void control_write_run(fuse_req_t req, struct pd *pd, struct ctl_file *cf, char *line,
+			      size_t n)
+{
+	struct ctl_out out = { 0 };
+	int ret = control_run(pd, line, n, &out);
+
+	free(line);
+	pthread_mutex_lock(&cf->lock);
+	free(cf->out.buf);
+	cf->out = out;
+	cf->answered = true; /* the answer, or why the command failed */
+	cf->listed = false;
+	pthread_mutex_unlock(&cf->lock);
+	if (ret)
+		fuse_reply_err(req, -ret);
+	else
+		fuse_reply_write(req, n);
+}
+
+/* Whether a line of @text starts with a command that may wait (ctl_cmd.waits). */
+static bool control_text_waits(const char *text, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len, w;
+
+		while (i < end && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		for (w = i; w < end && text[w] != ' ' && text[w] != '\t'; w++)
+			;
+		for (size_t c = 0; c < sizeof(ctl_cmds) / sizeof(ctl_cmds[0]); c++)
+			if (ctl_cmds[c].waits && strlen(ctl_cmds[c].name) == w - i &&
+			    !memcmp(ctl_cmds[c].name, text + i, w - i))
+				return true;
+		i = end + 1;
+	}
+	return false;
+}
+
+/* Writes whose commands may wait, each run by a thread of its own (ctl_job_start()); the
+ * count lets the stop wait for their answers. Lock order: taken alone. */
+static pthread_mutex_t ctl_jobs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ctl_jobs_cond = PTHREAD_COND_INITIALIZER;
+static unsigned int ctl_jobs;	/* ctl_jobs_lock: such threads not yet done */
+
+struct ctl_job {
+	fuse_req_t req;
+	struct pd *pd;
+	struct ctl_file *cf;	/* stays open: the kernel releases no file a write is in */
+	char *line;
+	size_t n;
+};
+
+static void *ctl_job_thread(void *arg)
+{
+	struct ctl_job *j = arg;
+
+	control_write_run(j->req, j->pd, j->cf, j->line, j->n);
+	free(j);
+	pthread_mutex_lock(&ctl_jobs_lock);
+	if (--ctl_jobs == 0)
+		pthread_cond_broadcast(&ctl_jobs_cond);
+	pthread_mutex_unlock(&ctl_jobs_lock);
+	return NULL;
+}
+
+/* Hand the write to a thread of its own, which answers it. 0, or -errno (the caller runs it
+ * then). */
+static int ctl_job_start(fuse_req_t req, struct pd *pd, struct ctl_file *cf, char *line,
+			 size_t n)
+{
+	struct ctl_job *j = malloc(sizeof(*j));
+	pthread_attr_t attr;
+	pthread_t tid;
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	*j = (struct ctl_job){ .req = req, .pd = pd, .cf = cf, .line = line, .n = n };
+	pthread_mutex_lock(&ctl_jobs_lock);
+	ctl_jobs++;
+	pthread_mutex_unlock(&ctl_jobs_lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&tid, &attr, ctl_job_thread, j);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		log_warn("control: pthread_create: %s; the command runs in the receive thread",
+			 strerror(err));
+		free(j);
+		pthread_mutex_lock(&ctl_jobs_lock);
+		ctl_jobs--;
+		pthread_mutex_unlock(&ctl_jobs_lock);
+		return -err;
+	}
+	return 0;
+}
+
+void control_jobs_wait(void)
+{
+	pthread_mutex_lock(&ctl_jobs_lock);
+	while (ctl_jobs)
+		pthread_cond_wait(&ctl_jobs_cond, &ctl_jobs_lock);
+	pthread_mutex_unlock(&ctl_jobs_lock);
+}
+
 void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_file_info *fi)
 {
 	struct pd *pd = fuse_req_userdata(req);
@@ -394,7 +530,6 @@ void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_fi
 	char *line;
 	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
 	ssize_t got;
-	int ret;
 
 	if (n == 0 || n > CTL_MAX_WRITE) {
 		char why[64];
@@ -417,18 +552,9 @@ void control_file_write(fuse_req_t req, struct fuse_bufvec *bufv, struct fuse_fi
 		fuse_reply_err(req, got < 0 ? (int)-got : EIO);
 		return;
 	}
-	/* The command runs under the file's lock: two commands written to one descriptor at
-	 * once run one after the other, each with its own answer. */
-	pthread_mutex_lock(&cf->lock);
-	ret = control_run(pd, line, n, &cf->out);
-	cf->answered = true; /* the answer, or why the command failed */
-	cf->listed = false;
-	pthread_mutex_unlock(&cf->lock);
-	free(line);
-	if (ret)
-		fuse_reply_err(req, -ret);
-	else
-		fuse_reply_write(req, n);
+	if (control_text_waits(line, n) && ctl_job_start(req, pd, cf, line, n) == 0)
+		return;
+	control_write_run(req, pd, cf, line, n);
 }
 
 void control_file_release(fuse_req_t req, struct fuse_file_info *fi)

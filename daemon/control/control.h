@@ -13,6 +13,7 @@
 
 #include <fuse_lowlevel.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -39,7 +40,21 @@ struct ctl_cmd {
 	const char *name;	/* first word */
 	const char *usage;	/* one line, for "help" and for errors */
 	ctl_cmd_fn run;
+	/* It may wait for requests in flight (freeze, poweron): a write that holds it runs in a
+	 * thread of its own, which answers it, so that no receive thread waits. */
+	bool waits;
 };
+
+/* The most a write to the control file may hold, and the size the file reports: the kernel
+ * then sees a write at its start as inside the file, so that writes from several opens
+ * (without O_TRUNC, as `plugdisk ctl` opens) go to the daemon side by side (FUSE's parallel
+ * direct writes) instead of one after the other behind the inode's lock. */
+#define PD_CONTROL_SIZE (64 * 1024)
+
+/* At the stop, after the drain (which ends every freeze and lets every stalled request go)
+ * and before the FUSE session goes: wait for the commands still running in threads of their
+ * own to answer. */
+void control_jobs_wait(void);
 
 /* Run a write to the control file: its lines in order, one command each, skipping blank
  * lines and '#' comments (a listing written back), up to the first that fails. Returns 0

@@ -58,6 +58,8 @@ static void fill_attr(struct pd *pd, fuse_ino_t ino, struct stat *st)
 		if (ino == INO_DISK) {
 			st->st_size = (off_t)pd->be.size;
 			st->st_blocks = (blkcnt_t)(pd->be.size / 512);
+		} else if (ino == INO_CONTROL) {
+			st->st_size = PD_CONTROL_SIZE;
 		}
 	}
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # stop/start and freeze/thaw are separate holds: thaw does not end a stop, start does not end
-# a freeze, both must end before the queue goes; a stop while a freeze waits makes the freeze
-# fail; ending a hold not in force succeeds and changes nothing.
+# a freeze, both must end before the queue goes; a read waits during a freeze as a write does;
+# a stop while a freeze waits makes the freeze fail; ending a hold not in force succeeds and
+# changes nothing.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 build_helper pdio
@@ -72,8 +73,21 @@ held "stopped, after freeze and thaw"
 "$PLUGDISK" ctl "$MNT" start || fail "start"
 released "stop, freeze, thaw, start"
 
-# A freeze waiting for a slow write (the kernel lets one write at a time into control, so
-# only the stop can cross it here; the unit tests cross it with start and thaw): SIGTERM
+# A read waits during a freeze, as a write does: the queue holds it until thaw.
+"$PLUGDISK" ctl "$MNT" freeze || fail "freeze for the read"
+r0=$(stat_get read_ios) b0=$(stat_get read_bios)
+"$T/pdio" -d "$MNT/disk" pread 1048576 4096 >"$T/r" &
+rpid=$!
+stat_wait_ge read_bios $((b0 + 1)) "the read arrived"
+sleep 0.2
+assert_eq "$(stat_get read_ios)" "$r0" "reads completed while frozen"
+kill -0 "$rpid" 2>/dev/null || fail "the read completed while frozen"
+"$PLUGDISK" ctl "$MNT" thaw || fail "thaw for the read"
+wait "$rpid" || fail "reader failed"
+assert_eq "$(cat "$T/r")" 4096 "the read after thaw"
+
+# A freeze waiting for a slow write, crossed by the stop (control-never-shuts crosses it with
+# a thaw from another process): SIGTERM
 # thaws the queue while the write still takes its 3 s (a fault's latency, unlike a stall,
 # outlasts the stop's clearing of the faults), and the freeze fails instead of reporting a
 # frozen queue.

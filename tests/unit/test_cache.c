@@ -791,6 +791,79 @@ START_TEST(test_poweron_with_the_power_on_does_not_wait)
 }
 END_TEST
 
+static void *freeze_thread(void *arg)
+{
+	struct op_thread *o = arg;
+
+	o->ret = cache_freeze(o->c);
+	return NULL;
+}
+
+/* A thaw while a freeze writes the cache out ends the freeze: it fails with ECANCELED, and
+ * the cache is not frozen (background destaging goes on), so that the control file's freeze
+ * does not report a frozen disk that is not. */
+START_TEST(test_thaw_during_freeze_cancels_it)
+{
+	struct cache_params p;
+	struct cache c;
+	struct op_thread fz = { .c = &c };
+
+	params_no_destage(&p);
+	start(&c, &p);
+	ck_assert_int_eq(wr(&c, 0, 4096, 0x01), 0);
+	gate_set(true);
+	ck_assert_int_eq(pthread_create(&fz.t, NULL, freeze_thread, &fz), 0);
+	gate_wait_held(1); /* the freeze's write-out of 0x01 waits below */
+	cache_thaw(&c);
+	gate_set(false);
+	pthread_join(fz.t, NULL);
+	ck_assert_int_eq(fz.ret, -ECANCELED);
+	ck_assert(img_is(0, 4096, 0x01));
+	ck_assert_int_eq(wr(&c, 4096, 4096, 0x02), 0);
+	now_ns += 200000 * MS;
+	cache_tick(&c);
+	ck_assert_msg(img_is(4096, 4096, 0x02), "the cache stayed frozen after the thaw");
+	finish(&c);
+}
+END_TEST
+
+/* Writes held at the gate, as cache_set_held_below() asks it. */
+static bool gate_holds(void *arg)
+{
+	bool held;
+
+	(void)arg;
+	pthread_mutex_lock(&m->gate_lock);
+	held = m->held != 0;
+	pthread_mutex_unlock(&m->gate_lock);
+	return held;
+}
+
+/* With cache_set_held_below(): a freeze while a stage below holds a request, and a poweron
+ * behind a destage held there, fail with EBUSY at once, changing nothing, instead of waiting
+ * for a release; once it came, both succeed. */
+START_TEST(test_freeze_and_poweron_fail_busy_while_held_below)
+{
+	struct cache c;
+	struct op_thread fl = { .c = &c };
+
+	start_with_held_flush(&c, &fl);
+	cache_set_held_below(&c, gate_holds, NULL);
+	ck_assert_int_eq(cache_freeze(&c), -EBUSY);
+	ck_assert(!c.frozen);
+	ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_DROP, 1, "test"), 0);
+	ck_assert_int_eq(cache_poweron(&c), -EBUSY);
+	ck_assert(!is_powered(&c));
+	gate_set(false);
+	pthread_join(fl.t, NULL);
+	ck_assert_int_eq(fl.ret, -EIO);
+	ck_assert_int_eq(cache_poweron(&c), 0);
+	ck_assert_int_eq(cache_freeze(&c), 0);
+	cache_thaw(&c);
+	finish(&c);
+}
+END_TEST
+
 /* A writer waiting for room in a full cache, behind a destage held below it, fails with EIO
  * at a cut, and the cut does not wait for that destage. */
 START_TEST(test_cut_fails_a_writer_waiting_for_room)
@@ -1224,6 +1297,8 @@ int main(void)
 	tcase_add_test(tc, test_cut_does_not_wait_for_a_held_destage);
 	tcase_add_test(tc, test_cut_fails_a_writer_waiting_for_room);
 	tcase_add_test(tc, test_poweron_with_the_power_on_does_not_wait);
+	tcase_add_test(tc, test_thaw_during_freeze_cancels_it);
+	tcase_add_test(tc, test_freeze_and_poweron_fail_busy_while_held_below);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -1257,7 +1257,7 @@ START_TEST(test_start_does_not_end_freeze)
 	struct tbio b[1];
 
 	start_one_slot();
-	queue_freeze(&F.q);
+	queue_freeze(&F.q, NULL, NULL);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	queue_hold(&F.q, false); /* no stop: nothing to end */
 	ck_assert_uint_eq(F.nexec, 0);
@@ -1277,7 +1277,7 @@ START_TEST(test_stop_and_freeze_both_end_before_dispatch)
 
 	start_one_slot();
 	queue_hold(&F.q, true);
-	queue_freeze(&F.q);
+	queue_freeze(&F.q, NULL, NULL);
 	submit(&F, &b[0], BIO_OP_WRITE, 0, 4 * KiB);
 	queue_hold(&F.q, false);
 	ck_assert_uint_eq(F.nexec, 0);
@@ -1301,7 +1301,7 @@ static void *freeze_thread(void *arg)
 {
 	struct freezer *fz = arg;
 
-	fz->ret = queue_freeze(&F.q);
+	fz->ret = queue_freeze(&F.q, NULL, NULL);
 	lock_take(&F.q.lock);
 	fz->done = true;
 	lock_drop(&F.q.lock);

@@ -165,7 +165,7 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 		int fret;
 
 		/* As the control file's freeze: the queue, then the cache below it. */
-		queue_freeze(&r->q);
+		queue_freeze(&r->q, NULL, NULL);
 		fret = chain_freeze(&r->ch);
 		now = ++r->lt;
 		snapshot_image(r, img);
