@@ -12,7 +12,7 @@ SECONDS_RUN=${CONTROL_STRESS_SECONDS:-15}
 
 pd_start -s 64M --set cache.mode=writeback --set cache.destage_delay_ms=5
 (cd "$T" && fio --name=load --filename="$MNT/disk" --ioengine=psync --direct=1 --bs=4k \
-	--rw=randrw --size=32M --fsync=16 --numjobs=2 --time_based --runtime=$((SECONDS_RUN + 10)) \
+	--rw=randrw --size=32M --fsync=16 --numjobs=2 --continue_on_error=all --time_based --runtime=$((SECONDS_RUN + 10)) \
 	--output="$T/fio.log" >/dev/null 2>&1) &
 fio_pid=$!
 
