@@ -64,6 +64,11 @@ static int wcache_poweron(void *self)
 	return cache_poweron(self);
 }
 
+static uint64_t wcache_power_gen(void *self)
+{
+	return cache_power_gen(self);
+}
+
 static int wcache_writeout(void *self)
 {
 	return cache_writeout(self);
@@ -104,6 +109,7 @@ const struct stage_ops cache_stage_ops = {
 	.thaw = wcache_thaw,
 	.powercut = wcache_powercut,
 	.poweron = wcache_poweron,
+	.power_gen = wcache_power_gen,
 	.writeout = wcache_writeout,
 	.reconfigure = wcache_reconfigure,
 	.stats = wcache_stats,

@@ -70,13 +70,18 @@ static unsigned int take_held(struct fault_set *fs, unsigned int id, struct faul
 }
 
 /* Without fs->lock: end each request of @list, with its I/O's result (@timed_out: with its
- * timeout error when it has one). */
+ * timeout error when it has one), or with EIO when a cut came since its I/O began: its
+ * result is from before the cut, which may have dropped what it reports (a write, a flush's
+ * epoch, a read's data), as a device that lost power never answers a command it held. */
 void fault_complete_held(struct fault_held *list, bool timed_out)
 {
 	while (list) {
 		struct fault_held *h = list;
 		struct request *rq = h->rq;
 		int err = timed_out && h->timeout_error ? h->timeout_error : h->result;
+
+		if (h->fs->power_gen && h->fs->power_gen(h->fs->power_gen_arg) != h->gen)
+			err = -EIO;
 
 		list = h->next;
 		rq->io_done = h->done;

@@ -98,6 +98,10 @@ struct fault_set {
 
 	io_exec_fn lower;		/* the stage below (the backend); read-only */
 	void *lower_arg;
+	/* The chain's power generation, or NULL: a stalled request across a cut ends with EIO
+	 * (core/stage/stage.h, powercut). Set before any I/O; read-only. */
+	uint64_t (*power_gen)(void *arg);
+	void *power_gen_arg;
 	struct timer *timer;
 	clock_fn clock;			/* NULL: CLOCK_MONOTONIC */
 	void *clock_arg;

@@ -361,6 +361,7 @@ int fault_exec(void *arg, struct request *rq)
 	struct fault_held *h;
 	struct plan *p;
 	bool any, held = false;
+	uint64_t gen;
 	int ret;
 
 	if (!READ_ONCE(fs->nr))
@@ -377,6 +378,9 @@ int fault_exec(void *arg, struct request *rq)
 		free(p);
 		return fs->lower(fs->lower_arg, rq);
 	}
+	/* Before the I/O: a cut after it, fired anywhere in the chain, fails a stalled
+	 * request. */
+	gen = fs->power_gen ? fs->power_gen(fs->power_gen_arg) : 0;
 
 	if (p->error) {
 		ret = p->error; /* no I/O; a stalled request fails when it is released */
@@ -400,6 +404,8 @@ int fault_exec(void *arg, struct request *rq)
 		goto out;
 	}
 	h->rq = rq;
+	h->fs = fs;
+	h->gen = gen;
 	h->result = ret;
 	h->timeout_error = p->stall_error;
 	h->fault_id = p->stall_id;

@@ -27,6 +27,8 @@ struct fault {
 /* A stalled request: its I/O is done, its completion waits. */
 struct fault_held {
 	struct request *rq;
+	const struct fault_set *fs;
+	uint64_t gen;			/* fs->power_gen's before its I/O */
 	int result;			/* of its I/O */
 	int timeout_error;		/* negative errno on timeout, or 0: complete with result */
 	unsigned int fault_id;
@@ -51,7 +53,8 @@ void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Without fs->lock: end each request of @list, with its I/O's result (@timed_out: with its
- * timeout error when it has one), and free the list (core/fault/fault.c). */
+ * timeout error when it has one), or with EIO when the power went since its I/O began, and
+ * free the list (core/fault/fault.c). */
 void fault_complete_held(struct fault_held *list, bool timed_out);
 
 /* The stall timer's callback: ends the stalled requests whose timeout has passed and arms

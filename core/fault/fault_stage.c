@@ -39,6 +39,8 @@ static int faults_init(void **self, const struct chain_params *p, const struct s
 		free(fs);
 		return ret;
 	}
+	fs->power_gen = p->power_gen;
+	fs->power_gen_arg = p->power_gen_arg;
 	if (!p->keep_faults && fault_replace_configured(fs, p->faults, p->nfaults, err, errlen)) {
 		fault_set_destroy(fs);
 		free(fs);

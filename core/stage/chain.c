@@ -106,10 +106,13 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 	const struct stage_ops *order[CHAIN_MAX_STAGES];
 	struct stage up[CHAIN_MAX_STAGES];	/* bottom first */
 	struct stage link[CHAIN_MAX_STAGES];	/* what calls up[i]: up[i] or its check */
+	struct chain_params q = *p;
 	unsigned int norder, n = 0;
 	int ret;
 
 	memset(ch, 0, sizeof(*ch));
+	q.power_gen = chain_power_gen; /* read only once the chain is built and runs */
+	q.power_gen_arg = ch;
 	ret = chain_order_parse(p->order ? p->order : CHAIN_DEFAULT_ORDER, order, &norder, err,
 				errlen);
 	if (ret) {
@@ -131,7 +134,7 @@ int chain_build(struct chain *ch, const struct stage *bottom, const struct chain
 		/* The image: the first stage below that does not let a cut's data pass by. */
 		while (image > 0 && up[image].ops->image_skip)
 			image--;
-		ret = order[i]->init(&self, p, &link[n - 1], &link[image], err, errlen);
+		ret = order[i]->init(&self, &q, &link[n - 1], &link[image], err, errlen);
 		if (ret) {
 			ch->failed = order[i]->name;
 			goto err;
@@ -237,6 +240,17 @@ int chain_poweron(struct chain *ch)
 		}
 	}
 	return ret;
+}
+
+uint64_t chain_power_gen(void *arg)
+{
+	struct chain *ch = arg;
+	uint64_t gen = 0;
+
+	for (unsigned int i = 0; i < ch->n; i++)
+		if (ch->st[i].ops->power_gen)
+			gen += ch->st[i].ops->power_gen(ch->st[i].self);
+	return gen;
 }
 
 void chain_stop(struct chain *ch)

@@ -61,6 +61,10 @@ struct chain_params {
 	size_t nfaults;
 	bool keep_faults;		/* reload: leave the configured faults as they are */
 	const struct crc_params *crc;	/* the crc stage's (build) */
+	/* Set by chain_build() for the stages' init: the chain's power generation
+	 * (chain_power_gen()), for a stage that holds requests across a cut. */
+	uint64_t (*power_gen)(void *arg);
+	void *power_gen_arg;
 };
 
 struct chain {
@@ -118,6 +122,10 @@ void chain_thaw(struct chain *ch);
  * none does (no write cache), else the first stage's answer (-EALREADY, ...). */
 int chain_powercut(struct chain *ch, int mode, uint64_t seed, const char *why);
 int chain_poweron(struct chain *ch);
+
+/* The chain's power generation: the sum of its stages' (power_gen), so it changes at every
+ * cut, fired by control or inside a stage. @arg is the chain, built. Any thread, no lock. */
+uint64_t chain_power_gen(void *arg);
 
 /* Stopping: end every hold (see stage.h). */
 void chain_stop(struct chain *ch);

@@ -58,6 +58,12 @@
  *                (mode, seed; -1 and 0 for its configured ones), and fail every request in
  *                flight in it with EIO, now and until poweron. Waits for nothing that a stage
  *                below holds (a stalled write). 0, or -EALREADY when already off.
+ *                A cut may also fire inside a stage (the cache's armed cuts), unseen by the
+ *                chain: a stage that holds a request whose I/O is done (a stall) notes the
+ *                chain's power generation (chain_params.power_gen) before the I/O, and ends
+ *                the request with EIO if a cut came meanwhile, whichever stage took it.
+ *   power_gen    The stage's power generation: 0 at the start, one more at each cut it
+ *                takes, however fired (control, an armed cut). Any thread, no lock.
  *   poweron      The power returns: requests are served again. 0, or -EALREADY when on.
  *   stop         The daemon is stopping: end every hold (stalled requests complete) and take
  *                on no new one, so that a drain of the queue above finishes.
@@ -119,6 +125,7 @@ struct stage_ops {
 	void (*thaw)(void *self);
 	int (*powercut)(void *self, int mode, uint64_t seed, const char *why);
 	int (*poweron)(void *self);
+	uint64_t (*power_gen)(void *self);
 	void (*stop)(void *self);
 	int (*writeout)(void *self);
 	int (*reconfigure)(void *self, const struct chain_params *p, char *err, size_t errlen);
