@@ -19,6 +19,8 @@
 #ifndef CHECK_SEQUENCES
 #define CHECK_SEQUENCES 1500
 #endif
+/* The other stages.order, run shorter: the stages are the same, only their order differs. */
+#define CHECK_SEQUENCES_FAULTS_OVER_CACHE (CHECK_SEQUENCES / 5)
 
 /* Quiet logs, and short waits: settle() waits 50 us at a time, which the default timer
  * slack would stretch. */
@@ -38,6 +40,22 @@ START_TEST(test_sequences_match_the_model)
 	at = run_many(1, CHECK_SEQUENCES, CHK_ALL & ~KNOWN_DEFECTS, SEQ_STEPS, true, &ran);
 	ck_assert_msg(at < 0, "sequence %" PRId64 " diverged from the model (see above)", at);
 	ck_assert_uint_eq(ran, CHECK_SEQUENCES);
+}
+END_TEST
+
+/* The same with the faults over the cache (stages.order = "faults, cache"). */
+START_TEST(test_sequences_match_the_model_faults_over_cache)
+{
+	uint64_t ran = 0;
+	int64_t at;
+
+	quiet_logs();
+	model_order = "faults, cache";
+	at = run_many(2, CHECK_SEQUENCES_FAULTS_OVER_CACHE, CHK_ALL & ~KNOWN_DEFECTS, SEQ_STEPS,
+		      true, &ran);
+	model_order = NULL;
+	ck_assert_msg(at < 0, "sequence %" PRId64 " diverged from the model (see above)", at);
+	ck_assert_uint_eq(ran, CHECK_SEQUENCES_FAULTS_OVER_CACHE);
 }
 END_TEST
 
@@ -104,6 +122,7 @@ END_TEST
 struct known_case {
 	unsigned int check;
 	const char *cls;	/* the divergence it shows on code with the defect */
+	const char *order;	/* stages.order; NULL: the default */
 	uint32_t flush;		/* cache.flush */
 	uint32_t powercut;	/* cache.powercut */
 	uint32_t nsteps;
@@ -113,7 +132,7 @@ struct known_case {
 static const struct known_case known_cases[] = {
 	/* d1: a read stalled below the cache across powercut + poweron returned the write the
 	 * cut dropped; now it fails with EIO. */
-	{ CHK_D1_READ_ACROSS_CUT, "read-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+	{ CHK_D1_READ_ACROSS_CUT, "read-across-cut", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 16, .nblk = 8 },
 		{ .k = K_FADD, .a = 1, .b = R, .c = 1 },
 		{ .k = K_READ, .blk = 16, .nblk = 5 },
@@ -121,25 +140,25 @@ static const struct known_case known_cases[] = {
 		{ .k = K_ON } } },
 	/* d2: a flush that failed (its destage did) closed an epoch no flush record named; now
 	 * the log has a failed-flush record for it. */
-	{ CHK_D2_LOG_EPOCHS, "log-epochs", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+	{ CHK_D2_LOG_EPOCHS, "log-epochs", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 4 },
 		{ .k = K_FADD, .a = 0, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_FDEL, .a = 1 },
 		{ .k = K_FLUSH } } },
 	/* d5: powercut waited for a destage that a stall holds; now it returns at once. */
-	{ CHK_D5_CUT_BEHIND_STALL, "cut-waits", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 4, {
+	{ CHK_D5_CUT_BEHIND_STALL, "cut-waits", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 4, {
 		{ .k = K_WRITE, .blk = 14, .nblk = 6 },
 		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 5 } } },
 	/* d6: freeze left an acknowledged write in the cache, not in the image. */
-	{ CHK_D6_FREEZE, "freeze", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
+	{ CHK_D6_FREEZE, "freeze", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
 		{ .k = K_WRITE, .blk = 200, .nblk = 13 },
 		{ .k = K_FREEZE } } },
 	/* d7: three epochs pending (flush = ignore); a prefix cut whose seed, drawn per epoch,
 	 * kept the newest epoch's write and lost an older one. */
-	{ CHK_D7_PREFIX_EPOCHS, "prefix-epoch", CACHE_FLUSH_IGNORE, CACHE_CUT_PREFIX, 6, {
+	{ CHK_D7_PREFIX_EPOCHS, "prefix-epoch", NULL, CACHE_FLUSH_IGNORE, CACHE_CUT_PREFIX, 6, {
 		{ .k = K_WRITE, .blk = 13, .nblk = 5 },
 		{ .k = K_FLUSH },
 		{ .k = K_WRITE, .blk = 237, .nblk = 9 },
@@ -148,16 +167,37 @@ static const struct known_case known_cases[] = {
 		{ .k = K_CUT, .a = CACHE_CUT_PREFIX, .b = 5945886577667577007 } } },
 	/* fx: a flush stalled below the cache across powercut + poweron succeeded; now it fails
 	 * with EIO. */
-	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
+	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 5, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FADD, .a = 1, .b = F, .c = 1 },
 		{ .k = K_FLUSH },
 		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
 		{ .k = K_ON } } },
+	/* The same with the faults over the cache: the flush went through the cache, its
+	 * completion held above it; a cut dropped what the cache held, and the flush, released,
+	 * succeeded with its result from before the cut. Now it fails with EIO. */
+	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", "faults, cache", CACHE_FLUSH_HONOUR,
+	  CACHE_CUT_DROP, 5, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = F, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_CUT, .a = CACHE_CUT_DROP, .b = 3 },
+		{ .k = K_ON } } },
+	/* The same with the cut armed in the cache, firing at the second write: the chain
+	 * does not see that cut, nor the stage that holds the flush. */
+	{ CHK_FX_FLUSH_ACROSS_CUT, "flush-across-cut", "faults, cache", CACHE_FLUSH_HONOUR,
+	  CACHE_CUT_DROP, 7, {
+		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
+		{ .k = K_FADD, .a = 1, .b = F, .c = 1 },
+		{ .k = K_FLUSH },
+		{ .k = K_ARM, .a = CACHE_ARM_WRITE, .b = 2, .c = CACHE_CUT_DROP + 1 },
+		{ .k = K_WRITE, .blk = 8, .nblk = 8 },
+		{ .k = K_WRITE, .blk = 16, .nblk = 8 },
+		{ .k = K_ON } } },
 	/* A poweron given with the power on waited behind a destage held below the cache and,
 	 * a cut having come meanwhile, powered on when the stall was released; now it answers
 	 * -EALREADY at once (no check bit: the poweron checks are always on). */
-	{ 0, "poweron", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 6, {
+	{ 0, "poweron", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 6, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FADD, .a = 1, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
@@ -166,19 +206,19 @@ static const struct known_case known_cases[] = {
 		{ .k = K_RELEASE, .a = -1 } } },
 	/* A flush that never reached the image below (no fdatasync there) succeeded: the
 	 * image's durable contents lack the write it covered. */
-	{ 0, "flush-durability", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
+	{ 0, "flush-durability", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 2, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FLUSH } } },
 	/* The same, with a fault that fails every flush below the cache: the flush must fail,
 	 * not swallow it. */
-	{ 0, "flush-error", CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 3, {
+	{ 0, "flush-error", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_DROP, 3, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FADD, .a = 0, .b = F, .c = 1 },
 		{ .k = K_FLUSH } } },
 	/* A destage held by the image before it lands, a newer write over it and more, and a
 	 * prefix cut (its seed keeps one write): the cut must not keep the newer write, which
 	 * the held destage would then tear as it lands. */
-	{ 0, "prefix-torn", CACHE_FLUSH_HONOUR, CACHE_CUT_PREFIX, 5, {
+	{ 0, "prefix-torn", NULL, CACHE_FLUSH_HONOUR, CACHE_CUT_PREFIX, 5, {
 		{ .k = K_WRITE, .blk = 0, .nblk = 8 },
 		{ .k = K_FADD, .a = 3, .b = W, .c = 1 },
 		{ .k = K_FLUSH },
@@ -208,7 +248,9 @@ START_TEST(test_known_defects)
 	cfg.p.powercut = kc->powercut;
 	cfg.p.seed = 99;
 	cfg.nsteps = kc->nsteps;
+	model_order = kc->order;
 	run_sequence(&cfg, kc->steps, NULL, checks, false, &vd);
+	model_order = NULL;
 	if (KNOWN_DEFECTS & kc->check)
 		ck_assert_msg(vd.cls && !strcmp(vd.cls, kc->cls), "known defect %s: the checker "
 			      "no longer finds it (%s); if its fix landed, take its check out of "
@@ -410,6 +452,7 @@ int main(int argc, char **argv)
 	tcase_add_loop_test(tc, test_known_defects, 0,
 			    (int)(sizeof(known_cases) / sizeof(known_cases[0])));
 	tcase_add_test(tc, test_sequences_match_the_model);
+	tcase_add_test(tc, test_sequences_match_the_model_faults_over_cache);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("replay");
 	tcase_set_timeout(tc, 600);
