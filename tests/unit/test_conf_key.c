@@ -300,7 +300,7 @@ START_TEST(test_first_key_presets_and_the_user_wins)
 	ck_assert_str_eq(c.mount_point, "ssd");
 	conf_free_of(tabs, &c);
 	/* a preset's bad value is named by the preset */
-	expect_error(NULL, broken, 1, "profile broken: disk.size: must be a multiple of 512 (got 1000)");
+	expect_error(NULL, broken, 1, "profile broken: disk.size: must be a multiple of 512 (got 1000; the nearest are 512 and 1024)");
 }
 END_TEST
 
@@ -356,14 +356,14 @@ START_TEST(test_load_args_names_the_option)
 	struct pd_config c;
 
 	ck_assert_int_eq(conf_load_args(NULL, s, 1, &c, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err, "-s 1000: disk.size: must be a multiple of 512 (got 1000)");
+	ck_assert_str_eq(err, "-s 1000: disk.size: must be a multiple of 512 (got 1000; the nearest are 512 and 1024)");
 	ck_assert_int_eq(conf_load_args(NULL, size, 1, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "--size 12Q: disk.size: not a size: \"12Q\" (bytes, with an optional "
 			      "suffix: K, M, G, T, P, E or KiB, MiB... binary, KB, MB... decimal)");
 	ck_assert_int_eq(conf_load_args(NULL, img, 1, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "-i '': disk.image: must not be empty");
 	ck_assert_int_eq(conf_load_args(NULL, set, 1, &c, err, sizeof(err)), -EINVAL);
-	ck_assert_str_eq(err, "--set disk.size=1000: disk.size: must be a multiple of 512 (got 1000)");
+	ck_assert_str_eq(err, "--set disk.size=1000: disk.size: must be a multiple of 512 (got 1000; the nearest are 512 and 1024)");
 	ck_assert_int_eq(conf_load_args(NULL, nokey, 1, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_str_eq(err, "--set =1: expected KEY=VALUE");
 	ck_assert_msg(conf_load_args(NULL, later, 2, &c, err, sizeof(err)) == 0, "%s", err);

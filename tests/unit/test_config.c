@@ -311,7 +311,7 @@ START_TEST(test_unknown_group_and_top_level_scalar)
 	expect_file_error("nomerges = 1;\n",
 			  "1: nomerges: unknown key (did you mean queue.nomerges?)");
 	expect_file_error("xyzzy = 1;\n",
-			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache, stages, crc)");
+			  "1: xyzzy: unknown key (groups are disk, mount, queue, controller, backend, cache, stages, crc, stats)");
 	expect_file_error("disk = \"x.img\";\n", "1: disk: expected a group { ... }, got a string");
 	expect_file_error("queue = { sub = { a = 1; }; };\n", "1: queue.sub: unknown key");
 }
@@ -449,7 +449,7 @@ START_TEST(test_max_request_size_below_4k)
 			  "1: queue.max_request_size: must be between 4K and 16M (got 2K)");
 	expect_set_error("queue.max_request_size=5000",
 			 "--set queue.max_request_size=5000: queue.max_request_size: must be a "
-			 "multiple of 512 (got 5000)");
+			 "multiple of 512 (got 5000; the nearest are 4608 and 5120)");
 }
 END_TEST
 
@@ -485,7 +485,7 @@ END_TEST
 START_TEST(test_disk_size_bounds)
 {
 	expect_file_error("disk = { size = 1000; };\n",
-			  "1: disk.size: must be a multiple of 512 (got 1000)");
+			  "1: disk.size: must be a multiple of 512 (got 1000; the nearest are 512 and 1024)");
 	expect_file_error("disk = { size = 0; };\n",
 			  "1: disk.size: must be between 512 and 1E (got 0)");
 	expect_set_error("disk.size=2000000T",

@@ -220,7 +220,7 @@ START_TEST(test_model_rules)
 		 "controller.credit_baseline_iops or controller.credit_iops_per_gib");
 	load_bad(NULL, (char *[]){ S("controller.iops_size=1000") }, 1,
 		 "--set controller.iops_size=1000: controller.iops_size: must be a multiple of 512 "
-		 "(got 1000)");
+		 "(got 1000; the nearest are 512 and 1024)");
 }
 END_TEST
 
