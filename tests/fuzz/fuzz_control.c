@@ -122,7 +122,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pd = pd_setup();
 	}
 	control_run(pd, (const char *)data, size, &out);
-	/* What a read lists, written back from the reset state, lists the same. */
+	/*
+	 * What a read lists, written back from the reset state, lists the same. A cut armed on a
+	 * time fires from the timer thread whenever it comes due, so the state of the power is
+	 * not a function of the commands alone: such inputs are run for crashes, not compared.
+	 */
+	if (memmem(data, size, "after_ms", 8)) {
+		run_reset(pd, &out);
+		free(out.buf);
+		return 0;
+	}
 	control_show(pd, &listing);
 	if (listing.oom)
 		fuzz_fail("the listing ran out of memory");
