@@ -244,17 +244,41 @@ int pd_cli_parse(struct pd *pd, int argc, char **argv, struct pd_cli *cli)
 	return -1;
 }
 
+/*
+ * Strings made at start that live as long as the process: each is linked from here, so that
+ * it stays reachable (and a leak checker sees it as such) after the stack that used it is gone.
+ */
+struct kept_str {
+	struct kept_str *next;
+	char s[];
+};
+static struct kept_str *kept_strs;
+
+/* @a and @b, a '/', then @c, in memory that lives as long as the process; NULL when out
+ * of memory. */
+static const char *keep_path(const char *a, const char *b, const char *c)
+{
+	size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+	struct kept_str *k = malloc(sizeof(*k) + la + lb + lc + 2);
+
+	if (!k)
+		return NULL;
+	memcpy(k->s, a, la);
+	memcpy(k->s + la, b, lb);
+	k->s[la + lb] = '/';
+	memcpy(k->s + la + lb + 1, c, lc + 1);
+	k->next = kept_strs;
+	kept_strs = k;
+	return k->s;
+}
+
 /* @path made absolute against @cwd, in memory that lives as long as the process; NULL when
  * out of memory. An absolute or empty @path is returned as it is. */
 static const char *abs_path(const char *cwd, const char *path)
 {
-	char *p;
-
 	if (path[0] == '/' || !path[0]) /* an empty one is refused as it was typed */
 		return path;
-	if (asprintf(&p, "%s/%s", cwd, path) < 0)
-		return NULL;
-	return p;
+	return keep_path("", cwd, path);
 }
 
 /* A URI, or what the config loader refuses as a mistyped one ("NBD://h", "nbd:/x"): left as
@@ -292,11 +316,8 @@ int pd_cli_absolute(struct pd *pd, struct pd_cli *cli)
 		} else if (!a->key && !strncmp(a->arg, set_image, strlen(set_image))) {
 			p = a->arg + strlen(set_image);
 			if (*p && *p != '/' && !looks_like_uri(p)) {
-				char *s;
-
-				if (asprintf(&s, "%s%s/%s", set_image, cwd, p) < 0)
+				if (!(a->arg = keep_path(set_image, cwd, p)))
 					goto oom;
-				a->arg = s;
 			}
 		}
 	}
