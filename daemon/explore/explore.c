@@ -80,7 +80,7 @@ static void explore_usage(FILE *f)
 		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
 		"  --json             the report as JSON\n"
 		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img, the\n"
-		"                     first 16 to fail (--keep-max N; 0: every one)\n"
+		"                     first 16 to fail of each group (--keep-max N; 0: every one)\n"
 		"  --state ID         only state ID (as a report names it)\n"
 		"  --timeout T        kill a checker (and its process group) that runs longer than\n"
 		"                     T (seconds, or 90s, 5min); the state fails as timed out\n"
@@ -278,6 +278,25 @@ static int add_fail(struct xp *x, uint64_t id, int status, bool timed_out, char 
 	return 0;
 }
 
+/* File failing state @id, whose checker said @output, under its cause: *@g. 0 or -ENOMEM. */
+static int fail_group(struct xp *x, uint64_t id, const char *output, struct xp_group **g)
+{
+	struct ws_state s;
+	char *sig;
+	int64_t gi;
+
+	ws_state_decode(&x->log, id, &s);
+	sig = xp_state_signature(x, &s, output);
+	if (!sig)
+		return -ENOMEM;
+	gi = xp_groups_add(&x->groups, sig, id);
+	free(sig);
+	if (gi < 0)
+		return (int)gi;
+	*g = &x->groups.g[gi];
+	return 0;
+}
+
 /* A checker ended with @wstatus: note the verdict, keep a failing image, free the slot. */
 static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot *sl,
 		       int wstatus)
@@ -292,15 +311,25 @@ static int slot_finish(struct xp *x, struct xf *xf, int base_fd, struct xp_slot 
 	if (status == 0) {
 		x->passed++;
 	} else {
-		if (x->keep_dir && (!x->keep_max || x->kept < x->keep_max) &&
+		char *output = read_tail(sl->out);
+		struct xp_group *g = NULL;
+
+		ret = fail_group(x, sl->id, output, &g);
+		if (ret) {
+			free(output);
+			goto out;
+		}
+		if (x->keep_dir && (!x->keep_max || g->kept < x->keep_max) &&
 		    asprintf(&image, "%s/state-%" PRIu64 ".img", x->keep_dir, sl->id) >= 0 &&
 		    xp_write_image(image, base_fd, x->log.hdr.disk_size, &sl->map)) {
 			free(image);
 			image = NULL;
 		}
 		x->kept += image != NULL;
-		ret = add_fail(x, sl->id, status, sl->timed_out, read_tail(sl->out), image);
+		g->kept += image != NULL;
+		ret = add_fail(x, sl->id, status, sl->timed_out, output, image);
 	}
+out:
 	sl->pid = 0;
 	return ret;
 }
@@ -786,6 +815,7 @@ int pd_explore_main(int argc, char **argv)
 	}
 	if (x.nfails)
 		qsort(x.fails, x.nfails, sizeof(*x.fails), cmp_fail);
+	xp_groups_sort(&x.groups);
 	xp_report(&x, stdout);
 	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
 		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
@@ -796,6 +826,7 @@ out:
 		free(x.fails[i].image);
 	}
 	free(x.fails);
+	xp_groups_free(&x.groups);
 	if (ids != &x.state)
 		free(ids);
 	ws_log_close(&x.log);

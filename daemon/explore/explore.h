@@ -10,6 +10,7 @@
 
 #include "core/crash/extmap.h"
 #include "core/crash/wlog_states.h"
+#include "daemon/explore/explore_groups.h"
 #include "daemon/explore/explore_select.h"
 
 /* A state the checker failed. */
@@ -32,7 +33,7 @@ struct xp {
 	uint64_t state;		/* --state */
 	const char *image;	/* --image */
 	const char *keep_dir;	/* --keep-failing */
-	uint64_t keep_max;	/* --keep-max: images kept at most; 0 = no cap */
+	uint64_t keep_max;	/* --keep-max: images kept at most per group; 0 = no cap */
 	uint64_t kept;		/* images written */
 	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
 	struct xp_select sel;	/* --kinds, --windows, --states, --weights, --list-states */
@@ -46,6 +47,7 @@ struct xp {
 	struct xp_kind_count kinds[XP_MAX_KINDS];	/* by enum ws_kind */
 	struct xp_fail *fails;
 	uint64_t nfails, capfails;
+	struct xp_groups groups;	/* the failures by cause, keyed by state id */
 	double seconds;
 };
 

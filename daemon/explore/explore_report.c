@@ -221,6 +221,40 @@ static void put_kinds(FILE *f, const struct xp *x, bool json)
 	}
 }
 
+/* The causes first: each group's count, signature and a representative to rebuild. */
+static void put_groups_text(FILE *f, const struct xp *x)
+{
+	if (!x->groups.n)
+		return;
+	fprintf(f, "explore: %" PRIu64 " failing states, %" PRIu64 " cause%s:\n", x->nfails,
+		x->groups.n, x->groups.n == 1 ? "" : "s");
+	for (uint64_t i = 0; i < x->groups.n; i++) {
+		const struct xp_group *g = &x->groups.g[i];
+
+		fprintf(f, "  cause %" PRIu64 ": %" PRIu64 " state%s: %s\n", i + 1, g->count,
+			g->count == 1 ? "" : "s", g->signature);
+		fprintf(f, "    e.g. state %" PRIu64 ": ", g->members[0]);
+		put_rebuild(f, x, g->members[0]);
+		fputc('\n', f);
+	}
+}
+
+static void put_groups_json(FILE *f, const struct xp *x)
+{
+	fprintf(f, ",\"groups\":[");
+	for (uint64_t i = 0; i < x->groups.n; i++) {
+		const struct xp_group *g = &x->groups.g[i];
+
+		fprintf(f, "%s{\"count\":%" PRIu64 ",\"signature\":", i ? "," : "", g->count);
+		put_json_str(f, g->signature);
+		fprintf(f, ",\"states\":[");
+		for (uint64_t m = 0; m < g->count; m++)
+			fprintf(f, "%s%" PRIu64, m ? "," : "", g->members[m]);
+		fprintf(f, "]}");
+	}
+	fputc(']', f);
+}
+
 static void report_text(const struct xp *x, FILE *f)
 {
 	const struct ws_log *l = &x->log;
@@ -243,6 +277,7 @@ static void report_text(const struct xp *x, FILE *f)
 	fprintf(f, "explore: by kind:");
 	put_kinds(f, x, false);
 	fputc('\n', f);
+	put_groups_text(f, x);
 	for (uint64_t i = 0; i < x->nfails; i++) {
 		const struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;
@@ -279,7 +314,7 @@ static void report_text(const struct xp *x, FILE *f)
 		if (fl->image)
 			fprintf(f, "  image: %s\n", fl->image);
 		else if (x->keep_dir)
-			fprintf(f, "  image: not kept (--keep-max %" PRIu64 " reached)\n",
+			fprintf(f, "  image: not kept (--keep-max %" PRIu64 " reached for its cause)\n",
 				x->keep_max);
 		fprintf(f, "  rebuild: ");
 		put_rebuild(f, x, fl->id);
@@ -306,7 +341,9 @@ static void report_json(const struct xp *x, FILE *f)
 		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups,
 		x->sel.uniform ? "uniform" : "stratified");
 	put_kinds(f, x, true);
-	fprintf(f, "},\"from_writes\":%" PRIu64 ",\"failures\":[", x->sel.from_ops);
+	fprintf(f, "},\"from_writes\":%" PRIu64, x->sel.from_ops);
+	put_groups_json(f, x);
+	fprintf(f, ",\"failures\":[");
 	for (uint64_t i = 0; i < x->nfails; i++) {
 		const struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;
