@@ -128,6 +128,94 @@ static int pd_mount(struct pd *pd)
 	return 0;
 }
 
+/* ---- the stack: stages, controller, queue ---- */
+
+/* Build the stages below the controller over the backend (core/stage/chain.h), then the
+ * controller and the queue over them. Returns 0 or an exit status; logs the failure. */
+static int pd_stack_init(struct pd *pd, char *err, size_t errlen)
+{
+	struct stage bottom = backend_stage(&pd->be);
+	struct chain_params p;
+	int ret;
+
+	pd_chain_params(pd, &pd->cfg, &p);
+	p.timer = &pd->timer;
+	p.cache_thread = true;
+	ret = chain_build(&pd->chain, &bottom, &p, err, errlen);
+	if (ret) {
+		log_err("%s: %s", pd->chain.failed, err);
+		return !strcmp(pd->chain.failed, "faults") && ret == -EINVAL ? EXIT_USAGE
+									    : EXIT_RUNTIME;
+	}
+	ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, chain_top(&pd->chain)->ops->exec,
+			chain_top(&pd->chain)->self, (int64_t)clock_now_ns());
+	if (ret)
+		return EXIT_RUNTIME;
+	pd->ctrl.admit_ns = chain_admit_ns;
+	pd->ctrl.admit_arg = &pd->chain;
+	pd->ctrl.may_hold = chain_may_block;
+	pd->ctrl.may_hold_arg = &pd->chain;
+	/* A control command fails with EBUSY rather than wait for what a stall holds. */
+	if (chain_find(&pd->chain, "cache"))
+		cache_set_held_below(chain_find(&pd->chain, "cache"), chain_any_held, &pd->chain);
+	if (queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL))
+		return EXIT_RUNTIME;
+	return 0;
+}
+
+/* Tell the waiting parent the start worked, and let go of the caller's terminal or pipe: a
+ * `$(plugdisk ...)`, an ssh command or a CI step returns, and no line lands there after the
+ * start returned. */
+static void pd_detach(int ready_fd)
+{
+	char st = EXIT_OK;
+	int fd = open("/dev/null", O_RDWR);
+
+	if (write(ready_fd, &st, 1) != 1) {
+		/* the parent is gone; carry on */
+	}
+	close(ready_fd);
+	log_also_stderr(false);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	if (chdir("/") < 0) {
+		/* harmless: every path in use is absolute */
+	}
+}
+
+/* ---- subcommands ---- */
+
+/* A word after the program's name that runs a client instead of the daemon (libfuse's op
+ * table: the dispatch is data). Each entry point gets argv from the word on, as its argv[0]. */
+struct pd_subcommand {
+	const char *name;
+	int (*main)(int argc, char **argv);
+};
+
+static const struct pd_subcommand pd_subcommands[] = {
+	{ "top", pd_top_main },		  /* daemon/client/top.c */
+	{ "ctl", pd_ctl_main },		  /* daemon/client/ctl_client.c */
+	{ "stats", pd_stats_main },	  /* daemon/client/stats_client.c */
+	{ "replay", pd_replay_main },	  /* daemon/client/replay.c */
+	{ "explore", pd_explore_main }, /* daemon/explore/explore.c */
+};
+
+/* The subcommand named by argv[1], or NULL: then the arguments are the daemon's. */
+static const struct pd_subcommand *pd_subcommand_find(int argc, char **argv)
+{
+	if (argc < 2)
+		return NULL;
+	for (size_t i = 0; i < sizeof(pd_subcommands) / sizeof(pd_subcommands[0]); i++)
+		if (!strcmp(argv[1], pd_subcommands[i].name))
+			return &pd_subcommands[i];
+	return NULL;
+}
+
 /* ---- main ---- */
 
 int main(int argc, char **argv)
@@ -136,20 +224,14 @@ int main(int argc, char **argv)
 	struct pd *pd = &pdata;
 	bool foreground, have_syslog = true, is_nbd;
 	char err[1024], *mp = NULL;
+	const struct pd_subcommand *cmd;
 	struct pd_cli cli;
 	int ret, ready_pipe[2] = { -1, -1 }, pid_fd = -1, log_fd = -1;
 	sigset_t sigs;
 
-	if (argc > 1 && !strcmp(argv[1], "top"))
-		return pd_top_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "ctl"))
-		return pd_ctl_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "stats"))
-		return pd_stats_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "replay"))
-		return pd_replay_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "explore"))
-		return pd_explore_main(argc - 1, argv + 1);
+	cmd = pd_subcommand_find(argc, argv);
+	if (cmd)
+		return cmd->main(argc - 1, argv + 1);
 	argv[0] = (char *)"plugdisk";	/* getopt's messages start with it, not with a path */
 	ret = pd_cli_parse(pd, argc, argv, &cli);
 	if (ret >= 0)
@@ -313,40 +395,9 @@ int main(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto fail;
 	}
-	/* The stages below the controller, over the backend (core/stage/chain.h). */
-	{
-		struct stage bottom = backend_stage(&pd->be);
-		struct chain_params p;
-
-		pd_chain_params(pd, &pd->cfg, &p);
-		p.timer = &pd->timer;
-		p.cache_thread = true;
-		ret = chain_build(&pd->chain, &bottom, &p, err, sizeof(err));
-		if (ret) {
-			log_err("%s: %s", pd->chain.failed, err);
-			ret = !strcmp(pd->chain.failed, "faults") && ret == -EINVAL ? EXIT_USAGE
-										    : EXIT_RUNTIME;
-			goto fail;
-		}
-	}
-	if (!ret)
-		ret = ctrl_init(&pd->ctrl, &pd->cfg.ctrl, &pd->timer, chain_top(&pd->chain)->ops->exec,
-				chain_top(&pd->chain)->self, (int64_t)clock_now_ns());
-	if (!ret) {
-		pd->ctrl.admit_ns = chain_admit_ns;
-		pd->ctrl.admit_arg = &pd->chain;
-		pd->ctrl.may_hold = chain_may_block;
-		pd->ctrl.may_hold_arg = &pd->chain;
-		/* A control command fails with EBUSY rather than wait for what a stall holds. */
-		if (chain_find(&pd->chain, "cache"))
-			cache_set_held_below(chain_find(&pd->chain, "cache"), chain_any_held,
-					     &pd->chain);
-		ret = queue_init(&pd->q, &pd->cfg.queue, &pd->ctrl, &pd->timer, NULL, NULL);
-	}
-	if (ret) {
-		ret = EXIT_RUNTIME;
+	ret = pd_stack_init(pd, err, sizeof(err));
+	if (ret)
 		goto fail;
-	}
 	/* stats.listen: before the mount, so that a port in use fails the start */
 	if (pd_metrics_start(pd)) {
 		ret = EXIT_RUNTIME;
@@ -359,28 +410,8 @@ int main(int argc, char **argv)
 	log_info("disk %s: %" PRIu64 " bytes from %s mounted at %s", pd->cfg.disk_name, pd->be.size,
 		 pd->cfg.disk_image, pd->mountpoint);
 	pd_notify_status(pd, "READY=1\n");
-	if (!foreground) {
-		char st = EXIT_OK;
-		int fd = open("/dev/null", O_RDWR);
-
-		if (write(ready_pipe[1], &st, 1) != 1) {
-			/* the parent is gone; carry on */
-		}
-		close(ready_pipe[1]);
-		/* Let go of the caller's terminal or pipe: a `$(plugdisk ...)`, an ssh command
-		 * or a CI step returns, and no line lands there after the start returned. */
-		log_also_stderr(false);
-		if (fd >= 0) {
-			dup2(fd, STDIN_FILENO);
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-			if (fd > STDERR_FILENO)
-				close(fd);
-		}
-		if (chdir("/") < 0) {
-			/* harmless: every path in use is absolute */
-		}
-	}
+	if (!foreground)
+		pd_detach(ready_pipe[1]);
 
 	for (;;) {
 		struct timespec ts = { .tv_sec = 2 };
