@@ -36,6 +36,7 @@ extern char **environ;
 #define XP_OUTPUT_KEEP 4096	/* bytes of a failing checker's output in the report */
 #define XP_MAX_JOBS 256
 #define XP_KEEP_MAX 16	/* --keep-failing's images by default: a run can fail thousands */
+#define XP_MINIMIZE_BUDGET 64	/* --minimize's checker runs per state by default */
 
 static void explore_usage(FILE *f)
 {
@@ -45,6 +46,7 @@ static void explore_usage(FILE *f)
 		"                        [--kinds LIST] [--windows A-B] [--states ID,A-B,...]\n"
 		"                        [--weights KIND=N,...] [--sampler stratified|uniform]\n"
 		"                        [--from-flush N | --from-mark TEXT]\n"
+		"                        [--minimize] [--minimize-budget N]\n"
 		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
 		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
 		"       plugdisk explore --list-states [--json] [selection] LOG [BASE_IMAGE]\n"
@@ -79,6 +81,9 @@ static void explore_usage(FILE *f)
 		"  --seed S           the sample's seed (default 1)\n"
 		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
 		"  --json             the report as JSON\n"
+		"  --minimize         for each failing state, the fewest of its lost writes that\n"
+		"                     still fail when every other write is kept (ddmin)\n"
+		"  --minimize-budget N  checker runs per state for --minimize (64; 0: no bound)\n"
 		"  --keep-failing DIR write each failing state's image to DIR/state-ID.img, the\n"
 		"                     first 16 to fail of each group (--keep-max N; 0: every one)\n"
 		"  --state ID         only state ID (as a report names it)\n"
@@ -203,7 +208,8 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 		fprintf(stderr, "plugdisk explore: %s: %s\n", sl->marks, strerror(-ret));
 		return ret;
 	}
-	snprintf(env_state, sizeof(env_state), "PLUGDISK_STATE=%s/state-%" PRIu64, xf->mnt, s->id);
+	/* sl->id: the state's file, another than s->id for --minimize's derived states */
+	snprintf(env_state, sizeof(env_state), "PLUGDISK_STATE=%s/state-%" PRIu64, xf->mnt, sl->id);
 	snprintf(env_id, sizeof(env_id), "PLUGDISK_STATE_ID=%" PRIu64, s->id);
 	snprintf(env_marks, sizeof(env_marks), "PLUGDISK_MARKS=%s", sl->marks);
 	ret = xp_state_json_file(x, s->id, sl->json);
@@ -274,7 +280,9 @@ static int add_fail(struct xp *x, uint64_t id, int status, bool timed_out, char 
 		x->fails = nv;
 		x->capfails = cap;
 	}
-	x->fails[x->nfails++] = (struct xp_fail){ id, status, timed_out, output, image };
+	x->fails[x->nfails++] = (struct xp_fail){ .id = id, .status = status,
+						  .timed_out = timed_out, .output = output,
+						  .image = image };
 	return 0;
 }
 
@@ -286,7 +294,7 @@ static int fail_group(struct xp *x, uint64_t id, const char *output, struct xp_g
 	int64_t gi;
 
 	ws_state_decode(&x->log, id, &s);
-	sig = xp_state_signature(x, &s, output);
+	sig = xp_state_signature(x, &s, NULL, 0, output);
 	if (!sig)
 		return -ENOMEM;
 	gi = xp_groups_add(&x->groups, sig, id);
@@ -407,6 +415,131 @@ static void kill_late(const struct xp *x, struct xp_slot *slots)
 		sl->timed_out = true;
 		kill(-sl->pid, SIGKILL);
 	}
+}
+
+/* --minimize: the states derived from a failing one are served and checked in the run's
+ * mount and slots, as files past the log's state ids. */
+struct xp_lost_ctx {
+	struct xp *x;
+	struct xf *xf;
+	struct xp_slot *slots;
+	uint64_t next_file;	/* the next derived state's file id */
+};
+
+/* Start the checker on derived state @lost of @s in a free slot. 0 or -errno. */
+static int lost_spawn(struct xp_lost_ctx *c, const struct ws_state *s, const bool *lost,
+		      struct xp_slot *sl)
+{
+	int ret = xp_build_lost(&c->x->log, s, lost, &sl->map);
+
+	if (ret)
+		return ret;
+	sl->id = c->next_file++;
+	ret = xf_add(c->xf, &sl->fs, sl->id, &sl->map);
+	if (ret)
+		return ret;
+	ret = slot_spawn(c->x, c->xf, sl, s);
+	if (ret)
+		xf_remove(c->xf, &sl->fs);
+	return ret;
+}
+
+/* xp_lost_check_fn: up to -j checkers at once in the run's slots. */
+static int check_lost(void *ctx, const struct ws_state *s, bool *const *lost, size_t n,
+		      bool *fails)
+{
+	struct xp_lost_ctx *c = ctx;
+	struct xp *x = c->x;
+	size_t next = 0, *which = calloc(x->jobs, sizeof(*which));
+	unsigned int busy = 0;
+	sigset_t chld;
+	int ret = 0;
+
+	if (!which)
+		return -ENOMEM;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (next < n || busy) {
+		struct xp_slot *sl = NULL;
+		unsigned int i;
+		int wstatus;
+		pid_t pid;
+
+		if (xp_stop && !ret)
+			ret = -EINTR;
+		if (!ret && next < n && busy < x->jobs) {
+			for (i = 0; i < x->jobs && c->slots[i].pid; i++)
+				;
+			ret = lost_spawn(c, s, lost[next], &c->slots[i]);
+			if (!ret) {
+				which[i] = next++;
+				busy++;
+			}
+			continue;
+		}
+		if (!busy)
+			break;
+		pid = reap_checker(!x->timeout_ns, &wstatus);
+		if (pid == 0) {
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+			kill_late(x, c->slots);
+			sigtimedwait(&chld, NULL, &ts);
+			continue;
+		}
+		if (pid < 0) {
+			if (errno != EINTR) {
+				ret = -errno;
+				break;
+			}
+			continue;
+		}
+		for (i = 0; i < x->jobs && !sl; i++)
+			if (c->slots[i].pid == pid)
+				sl = &c->slots[i];
+		if (!sl)
+			continue;
+		xf_remove(c->xf, &sl->fs);
+		fails[which[sl - c->slots]] = !WIFEXITED(wstatus) || WEXITSTATUS(wstatus);
+		sl->pid = 0;
+		busy--;
+	}
+	free(which);
+	return ret;
+}
+
+/* --minimize every failure, then group the failures again by their culprits. 0 or -errno. */
+static int minimize_fails(struct xp *x, struct xf *xf, struct xp_slot *slots)
+{
+	struct xp_lost_ctx c = { x, xf, slots, x->log.nstates };
+	int ret = 0;
+
+	qsort(x->fails, x->nfails, sizeof(*x->fails), cmp_fail);
+	for (uint64_t i = 0; i < x->nfails && !ret; i++) {
+		struct xp_fail *fl = &x->fails[i];
+		struct ws_state s;
+
+		ws_state_decode(&x->log, fl->id, &s);
+		ret = xp_minimize(&x->log, &s, x->minimize_budget, check_lost, &c, &fl->culprit);
+		fl->has_culprit = !ret;
+	}
+	if (ret)
+		return ret;
+	xp_groups_free(&x->groups);
+	for (uint64_t i = 0; i < x->nfails && !ret; i++) {
+		struct xp_fail *fl = &x->fails[i];
+		struct ws_state s;
+		char *sig;
+
+		ws_state_decode(&x->log, fl->id, &s);
+		sig = xp_state_signature(x, &s, fl->culprit.ops, fl->culprit.n, fl->output);
+		if (!sig)
+			return -ENOMEM;
+		if (xp_groups_add(&x->groups, sig, fl->id) < 0)
+			ret = -ENOMEM;
+		free(sig);
+	}
+	return ret;
 }
 
 /* Check the chosen states. 0, or -errno when explore itself failed. */
@@ -533,6 +666,8 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 	}
 	if (tty)
 		progress(x, done, t0, true);
+	if (!ret && x->minimize)
+		ret = minimize_fails(x, &xf, slots);
 	/* On an error or a signal: end our checkers, by their pids, and collect them. */
 	for (unsigned int i = 0; i < x->jobs; i++) {
 		if (!slots[i].pid)
@@ -626,12 +761,14 @@ int pd_explore_main(int argc, char **argv)
 {
 	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
 	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK,
-	       O_KEEP_MAX };
+	       O_KEEP_MAX, O_MINIMIZE, O_MINIMIZE_BUDGET };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
 		{ "keep-failing", required_argument, 0, O_KEEP },
 		{ "keep-max", required_argument, 0, O_KEEP_MAX },
+		{ "minimize", no_argument, 0, O_MINIMIZE },
+		{ "minimize-budget", required_argument, 0, O_MINIMIZE_BUDGET },
 		{ "state", required_argument, 0, O_STATE },   { "image", required_argument, 0, O_IMAGE },
 		{ "timeout", required_argument, 0, O_TIMEOUT },
 		{ "kinds", required_argument, 0, O_KINDS },   { "windows", required_argument, 0, O_WINDOWS },
@@ -642,7 +779,8 @@ int pd_explore_main(int argc, char **argv)
 		{ "from-mark", required_argument, 0, O_FROM_MARK },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
-	struct xp x = { .seed = 1, .k = 2, .keep_max = XP_KEEP_MAX };
+	struct xp x = { .seed = 1, .k = 2, .keep_max = XP_KEEP_MAX,
+			.minimize_budget = XP_MINIMIZE_BUDGET };
 	uint64_t v, *ids = NULL;
 	struct sigaction sa;
 	struct stat st;
@@ -654,6 +792,14 @@ int pd_explore_main(int argc, char **argv)
 	x.jobs = cpus > 0 ? (unsigned int)cpus : 1;
 	while ((opt = getopt_long(argc, argv, "+hj:k:", lo, NULL)) != -1) {
 		switch (opt) {
+		case O_MINIMIZE:
+			x.minimize = true;
+			break;
+		case O_MINIMIZE_BUDGET:
+			if (conf_parse_u64_whole(optarg, &x.minimize_budget))
+				return bad("--minimize-budget (a whole number; 0: no bound)", optarg);
+			x.minimize = true;
+			break;
 		case O_BUDGET:
 			if (conf_parse_u64_whole(optarg, &x.budget) || !x.budget)
 				return bad("--budget (a whole number > 0)", optarg);
@@ -824,6 +970,7 @@ out:
 	for (uint64_t i = 0; i < x.nfails; i++) {
 		free(x.fails[i].output);
 		free(x.fails[i].image);
+		free(x.fails[i].culprit.ops);
 	}
 	free(x.fails);
 	xp_groups_free(&x.groups);

@@ -11,6 +11,7 @@
 #include "core/crash/extmap.h"
 #include "core/crash/wlog_states.h"
 #include "daemon/explore/explore_groups.h"
+#include "daemon/explore/explore_minimize.h"
 #include "daemon/explore/explore_select.h"
 
 /* A state the checker failed. */
@@ -20,6 +21,8 @@ struct xp_fail {
 	bool timed_out;		/* killed at --timeout */
 	char *output;		/* its output's end (stdout and stderr) */
 	char *image;		/* --keep-failing: the image written, or NULL */
+	bool has_culprit;	/* --minimize ran on it */
+	struct xp_culprit culprit;
 };
 
 struct xp {
@@ -35,6 +38,8 @@ struct xp {
 	const char *keep_dir;	/* --keep-failing */
 	uint64_t keep_max;	/* --keep-max: images kept at most per group; 0 = no cap */
 	uint64_t kept;		/* images written */
+	bool minimize;		/* --minimize */
+	uint64_t minimize_budget;	/* --minimize-budget: checker runs per state; 0 = none */
 	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
 	struct xp_select sel;	/* --kinds, --windows, --states, --weights, --list-states */
 

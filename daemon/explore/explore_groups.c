@@ -182,7 +182,7 @@ void xp_groups_free(struct xp_groups *gs)
 
 /* What write @op belongs to, as a new string. Offsets alone for now: the one place to ask the
  * owner resolver (daemon/explore/owner/) once it names files and metadata. */
-static char *write_owner(const struct xp *x, const struct ws_op *op)
+char *xp_write_owner(const struct xp *x, const struct ws_op *op)
 {
 	char *s;
 
@@ -192,7 +192,8 @@ static char *write_owner(const struct xp *x, const struct ws_op *op)
 	return s;
 }
 
-char *xp_state_signature(const struct xp *x, const struct ws_state *s, const char *output)
+char *xp_state_signature(const struct xp *x, const struct ws_state *s, const uint64_t *culprit,
+			 uint64_t nculprit, const char *output)
 {
 	const struct ws_log *l = &x->log;
 	const struct ws_window *w = &l->win[s->win];
@@ -201,10 +202,12 @@ char *xp_state_signature(const struct xp *x, const struct ws_state *s, const cha
 
 	if (!owners)
 		return NULL;
-	for (uint64_t i = 0; i < s->n; i++) {
-		if (ws_state_keeps(l, s, i) == 1)
+	for (uint64_t i = 0; i < (culprit ? nculprit : s->n); i++) {
+		uint64_t op = culprit ? culprit[i] : i;
+
+		if (!culprit && ws_state_keeps(l, s, i) == 1)
 			continue;
-		owners[n] = write_owner(x, &l->ops[w->durable + i]);
+		owners[n] = xp_write_owner(x, &l->ops[w->durable + op]);
 		if (!owners[n++])
 			goto out;
 	}

@@ -42,9 +42,15 @@ void xp_groups_free(struct xp_groups *gs);
 
 struct xp;
 struct ws_state;
+struct ws_op;
+
+/* What write @op belongs to, as a new string (free it), or NULL. */
+char *xp_write_owner(const struct xp *x, const struct ws_op *op);
 
 /* The signature of explore's failing state @s, whose checker said @output: the owners of
- * the writes it dropped or tore. A new string, or NULL (-ENOMEM). */
-char *xp_state_signature(const struct xp *x, const struct ws_state *s, const char *output);
+ * the pending ops @culprit lists (@nculprit), or with @culprit NULL of the writes it dropped
+ * or tore. A new string, or NULL (-ENOMEM). */
+char *xp_state_signature(const struct xp *x, const struct ws_state *s, const uint64_t *culprit,
+			 uint64_t nculprit, const char *output);
 
 #endif

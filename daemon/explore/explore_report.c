@@ -116,6 +116,49 @@ static uint64_t put_ranges(FILE *f, const struct xp *x, const struct ws_state *s
 	return cnt;
 }
 
+/* --minimize's culprit: "fails when only these are lost" and its entries, or why none. */
+static void put_culprit_text(FILE *f, const struct xp *x, const struct ws_state *s,
+			     const struct xp_culprit *c)
+{
+	const struct ws_window *w = &x->log.win[s->win];
+
+	if (c->no_loss) {
+		fprintf(f, "  culprit: none: it fails with every write of its window kept, so the "
+			"cause is not a lost write (%" PRIu64 " checker runs)\n", c->runs);
+		return;
+	}
+	fprintf(f, "  fails when only these are lost (%" PRIu64 "):", c->n);
+	for (uint64_t i = 0; i < c->n; i++) {
+		const struct ws_op *op = &x->log.ops[w->durable + c->ops[i]];
+		char *owner = xp_write_owner(x, op);
+
+		fprintf(f, " %" PRIu64 "+%" PRIu64 " [%s]", op->off, op->len, owner ? owner : "?");
+		free(owner);
+	}
+	fprintf(f, "\n    (%s, %" PRIu64 " checker runs)\n", c->minimal ? "minimal" :
+		"not shown minimal: the --minimize-budget ran out", c->runs);
+}
+
+static void put_culprit_json(FILE *f, const struct xp *x, const struct ws_state *s,
+			     const struct xp_culprit *c)
+{
+	const struct ws_window *w = &x->log.win[s->win];
+
+	fprintf(f, ",\"culprit\":[");
+	for (uint64_t i = 0; i < c->n; i++) {
+		const struct ws_op *op = &x->log.ops[w->durable + c->ops[i]];
+		char *owner = xp_write_owner(x, op);
+
+		fprintf(f, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"owner\":",
+			i ? "," : "", op->off, op->len);
+		put_json_str(f, owner ? owner : "");
+		fputc('}', f);
+		free(owner);
+	}
+	fprintf(f, "],\"culprit_minimal\":%s,\"culprit_no_loss\":%s,\"minimize_runs\":%" PRIu64,
+		c->minimal ? "true" : "false", c->no_loss ? "true" : "false", c->runs);
+}
+
 static uint64_t count_keeps(const struct xp *x, const struct ws_state *s, int want)
 {
 	uint64_t cnt = 0;
@@ -299,6 +342,8 @@ static void report_text(const struct xp *x, FILE *f)
 		put_ranges(f, x, &s, 2, false);
 		fprintf(f, "\n  mark: %s; marks acknowledged before the cut: %" PRIu64 "\n",
 			mark >= 0 ? l->marks[mark].text : "(none)", nacked);
+		if (fl->has_culprit)
+			put_culprit_text(f, x, &s, &fl->culprit);
 		if (fl->timed_out)
 			fprintf(f, "  checker: timed out after %g s (killed); output:\n",
 				(double)x->timeout_ns / 1e9);
@@ -351,6 +396,8 @@ static void report_json(const struct xp *x, FILE *f)
 		ws_state_decode(l, fl->id, &s);
 		fputs(i ? "," : "", f);
 		xp_put_state_json(f, x, &s);
+		if (fl->has_culprit)
+			put_culprit_json(f, x, &s, &fl->culprit);
 		fprintf(f, ",\"status\":%d,\"timed_out\":%s,\"output\":", fl->status,
 			fl->timed_out ? "true" : "false");
 		put_json_str(f, fl->output ? fl->output : "");
