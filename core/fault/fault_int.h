@@ -48,6 +48,44 @@ static inline uint64_t fs_now(const struct fault_set *fs)
  * (core/fault/fault_spec.c, core/fault/fault_spec_format.c). */
 #define DEFAULT_LAT_MAX_NS (10 * NSEC_PER_SEC)
 
+/* The words of a fault spec, said once: the parser (core/fault/fault_spec.c) reads them and the
+ * formatter (core/fault/fault_spec_format.c) writes them. X(ID, "word") */
+#define FAULT_WORDS(X)                                                                             \
+	X(OP, "op")                                                                                \
+	X(OFFSET, "offset")                                                                        \
+	X(LEN, "len")                                                                              \
+	X(ERROR, "error")                                                                          \
+	X(LIE, "lie")                                                                              \
+	X(CORRUPT, "corrupt")                                                                      \
+	X(BITS, "bits")                                                                            \
+	X(LATENCY, "latency")                                                                      \
+	X(MAX, "max")                                                                              \
+	X(SPIKE, "spike")                                                                          \
+	X(SPIKE_PROB, "spike_prob")                                                                \
+	X(STALL, "stall")                                                                          \
+	X(TIMEOUT, "timeout")                                                                      \
+	X(BADBLOCKS, "badblocks")                                                                  \
+	X(BLKSZ, "blksz")                                                                          \
+	X(PROB, "prob")                                                                            \
+	X(EVERY, "every")                                                                          \
+	X(FIRST, "first")                                                                          \
+	X(AFTER, "after")                                                                          \
+	X(SEED, "seed")
+
+enum fault_word_id {
+#define FW_ENUM(id, name) FW_##id,
+	FAULT_WORDS(FW_ENUM)
+#undef FW_ENUM
+	FW_NR
+};
+
+/* fault_word[FW_OP] is "op"; the values' words: corrupt=flip|zero, latency=uniform:..., and
+ * op=any (every op). */
+extern const char *const fault_word[FW_NR];
+extern const char *const fault_corrupt_name[];
+extern const char *const fault_dist_name[];	/* [FAULT_DIST_FIXED] is NULL: a bare duration */
+#define FAULT_OPS_ANY "any"
+
 /* vsnprintf into @err unless it is NULL or @errlen is 0 (core/fault/fault_spec.c). */
 void fault_put_err(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -147,7 +147,7 @@ static int parse_ops(const char *s, unsigned int *ops)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int op;
 
-		if (!strcmp(tok, "any")) {
+		if (!strcmp(tok, FAULT_OPS_ANY)) {
 			*ops |= (1u << BIO_OP_NR) - 1;
 			continue;
 		}
@@ -252,18 +252,18 @@ static int parse_latency(const char *s, struct fault_spec *spec)
 	b = strchr(a, ':');
 	if (b)
 		*b++ = '\0';
-	if (!strcmp(buf, "uniform")) {
+	if (!strcmp(buf, fault_dist_name[FAULT_DIST_UNIFORM])) {
 		spec->dist = FAULT_DIST_UNIFORM;
 		if (!b || parse_duration(a, &spec->lat_a_ns) || parse_duration(b, &spec->lat_b_ns) ||
 		    spec->lat_b_ns < spec->lat_a_ns)
 			return -EINVAL;
 		return 0;
 	}
-	if (!strcmp(buf, "exp")) {
+	if (!strcmp(buf, fault_dist_name[FAULT_DIST_EXP])) {
 		spec->dist = FAULT_DIST_EXP;
 		return b || parse_duration(a, &spec->lat_a_ns) || !spec->lat_a_ns ? -EINVAL : 0;
 	}
-	if (!strcmp(buf, "pareto")) {
+	if (!strcmp(buf, fault_dist_name[FAULT_DIST_PARETO])) {
 		char *end;
 
 		spec->dist = FAULT_DIST_PARETO;
@@ -277,19 +277,371 @@ static int parse_latency(const char *s, struct fault_spec *spec)
 	return -EINVAL;
 }
 
-int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_t errlen)
-{
-	char *buf, *tok, *save;
-	bool has_op = false, has_trigger = false, has_error = false, has_bits = false;
-	bool has_timeout = false, has_blksz = false, has_spike_prob = false, has_max = false;
-	const char *effect_word = NULL;
-	int ret = -EINVAL, neffects = 0;
+/* ---- the words ---- */
 
+const char *const fault_word[FW_NR] = {
+#define FW_NAME(id, name) [FW_##id] = name,
+	FAULT_WORDS(FW_NAME)
+#undef FW_NAME
+};
+
+const char *const fault_corrupt_name[] = {
+	[FAULT_CORRUPT_FLIP] = "flip",
+	[FAULT_CORRUPT_ZERO] = "zero",
+};
+
+const char *const fault_dist_name[] = {
+	[FAULT_DIST_FIXED] = NULL, /* a bare duration */
+	[FAULT_DIST_UNIFORM] = "uniform",
+	[FAULT_DIST_EXP] = "exp",
+	[FAULT_DIST_PARETO] = "pareto",
+};
+
+/* What a parse has seen so far, for the checks between words once all are read. */
+struct spec_parse {
+	struct fault_spec *spec;
+	char *err;
+	size_t errlen;
+	bool has_op, has_trigger, has_error, has_bits;
+	bool has_timeout, has_blksz, has_spike_prob, has_max;
+	const char *effect_word;	/* the last effect's word */
+	int neffects;
+};
+
+#define BAD(ps, ...) (fault_put_err((ps)->err, (ps)->errlen, __VA_ARGS__), -EINVAL)
+
+static int word_op(struct spec_parse *ps, const char *val)
+{
+	if (parse_ops(val, &ps->spec->ops))
+		return BAD(ps, "op: expected read, write, flush, discard or any, comma separated "
+			       "(got \"%s\")", val);
+	ps->has_op = true;
+	return 0;
+}
+
+static int word_offset(struct spec_parse *ps, const char *val)
+{
+	if (parse_size(val, &ps->spec->offset))
+		return BAD(ps, "offset: expected bytes with an optional K, M, G... suffix (got \"%s\")",
+			   val);
+	return 0;
+}
+
+static int word_len(struct spec_parse *ps, const char *val)
+{
+	if (parse_size(val, &ps->spec->len) || !ps->spec->len)
+		return BAD(ps, "len: expected bytes > 0 with an optional K, M, G... suffix (got \"%s\")",
+			   val);
+	return 0;
+}
+
+static int word_error(struct spec_parse *ps, const char *val)
+{
+	if (!strcasecmp(val, "ENOSYS") || (isdigit((unsigned char)*val) && atoi(val) == ENOSYS))
+		return BAD(ps, "error=%s: refused: the kernel's FUSE client takes ENOSYS as "
+			       "\"not implemented\" and would never send that request (fsync, "
+			       "fallocate, ...) again for the whole mount; use EIO or EOPNOTSUPP",
+			   val);
+	if (fault_parse_errno(val, &ps->spec->error))
+		return BAD(ps, "error=%s: unknown errno (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
+	ps->has_error = true;
+	return 0;
+}
+
+static int word_lie(struct spec_parse *ps, const char *val)
+{
+	(void)val;
+	ps->spec->effect = FAULT_LIE;
+	return 0;
+}
+
+static int word_corrupt(struct spec_parse *ps, const char *val)
+{
+	if (!strcmp(val, fault_corrupt_name[FAULT_CORRUPT_FLIP]))
+		ps->spec->corrupt = FAULT_CORRUPT_FLIP;
+	else if (!strcmp(val, fault_corrupt_name[FAULT_CORRUPT_ZERO]))
+		ps->spec->corrupt = FAULT_CORRUPT_ZERO;
+	else
+		return BAD(ps, "corrupt: expected flip or zero (got \"%s\")", val);
+	ps->spec->effect = FAULT_CORRUPT;
+	return 0;
+}
+
+static int word_bits(struct spec_parse *ps, const char *val)
+{
+	uint64_t v;
+
+	if (parse_u64(val, &v) || !v || v > 4096)
+		return BAD(ps, "bits: expected 1..4096 (got \"%s\")", val);
+	ps->spec->bits = (uint32_t)v;
+	ps->has_bits = true;
+	return 0;
+}
+
+static int word_latency(struct spec_parse *ps, const char *val)
+{
+	if (parse_latency(val, ps->spec))
+		return BAD(ps, "latency: expected DURATION, uniform:MIN:MAX, exp:MEAN or "
+			       "pareto:SCALE:ALPHA, durations such as 2ms (got \"%s\")", val);
+	ps->spec->effect = FAULT_LATENCY;
+	return 0;
+}
+
+static int word_max(struct spec_parse *ps, const char *val)
+{
+	if (parse_duration(val, &ps->spec->lat_max_ns) || !ps->spec->lat_max_ns)
+		return BAD(ps, "max: expected a duration > 0 such as 2ms (got \"%s\")", val);
+	ps->has_max = true;
+	return 0;
+}
+
+static int word_spike(struct spec_parse *ps, const char *val)
+{
+	if (parse_duration(val, &ps->spec->spike_ns) || !ps->spec->spike_ns)
+		return BAD(ps, "spike: expected a duration > 0 such as 2ms (got \"%s\")", val);
+	return 0;
+}
+
+static int word_spike_prob(struct spec_parse *ps, const char *val)
+{
+	if (parse_prob(val, &ps->spec->spike_prob))
+		return BAD(ps, "spike_prob: expected a probability in (0, 1] or a percentage "
+			       "(got \"%s\")", val);
+	ps->has_spike_prob = true;
+	return 0;
+}
+
+static int word_stall(struct spec_parse *ps, const char *val)
+{
+	(void)val;
+	ps->spec->effect = FAULT_STALL;
+	return 0;
+}
+
+static int word_timeout(struct spec_parse *ps, const char *val)
+{
+	if (parse_duration(val, &ps->spec->timeout_ns) || !ps->spec->timeout_ns)
+		return BAD(ps, "timeout: expected a duration > 0 such as 2ms (got \"%s\")", val);
+	ps->has_timeout = true;
+	return 0;
+}
+
+static int word_badblocks(struct spec_parse *ps, const char *val)
+{
+	int ret;
+
+	if (ps->spec->badblocks)
+		return BAD(ps, "badblocks: given twice");
+	ret = parse_badblocks(val, ps->spec, ps->err, ps->errlen);
+	if (ret == -ENOMEM)
+		fault_put_err(ps->err, ps->errlen, "out of memory");
+	if (ret)
+		return ret;
+	ps->spec->effect = FAULT_DUST;
+	return 0;
+}
+
+static int word_blksz(struct spec_parse *ps, const char *val)
+{
+	uint64_t v;
+
+	if (parse_size(val, &v) || v < 512 || v > 1024 * 1024 || (v & (v - 1)))
+		return BAD(ps, "blksz: expected a power of two from 512 to 1M (got \"%s\")", val);
+	ps->spec->blksz = (uint32_t)v;
+	ps->has_blksz = true;
+	return 0;
+}
+
+static int word_prob(struct spec_parse *ps, const char *val)
+{
+	if (parse_prob(val, &ps->spec->prob))
+		return BAD(ps, "prob: expected a probability in (0, 1] or a percentage (got \"%s\")",
+			   val);
+	ps->has_trigger = true;
+	return 0;
+}
+
+static int word_every(struct spec_parse *ps, const char *val)
+{
+	if (parse_u64(val, &ps->spec->every) || !ps->spec->every)
+		return BAD(ps, "every: expected an integer >= 1 (got \"%s\")", val);
+	ps->has_trigger = true;
+	return 0;
+}
+
+static int word_first(struct spec_parse *ps, const char *val)
+{
+	if (parse_u64(val, &ps->spec->first) || !ps->spec->first)
+		return BAD(ps, "first: expected an integer >= 1 (got \"%s\")", val);
+	ps->has_trigger = true;
+	return 0;
+}
+
+/* after=N requests, or after=DURATION: a count ends in a digit, a duration in its unit. */
+static int word_after(struct spec_parse *ps, const char *val)
+{
+	int ret = isdigit((unsigned char)val[strlen(val) - 1])
+			  ? parse_u64(val, &ps->spec->after)
+			  : parse_duration(val, &ps->spec->after_ns);
+
+	if (ret)
+		return BAD(ps, "after: expected a request count or a duration such as 2ms "
+			       "(got \"%s\")", val);
+	ps->has_trigger = true;
+	return 0;
+}
+
+static int word_seed(struct spec_parse *ps, const char *val)
+{
+	if (parse_u64(val, &ps->spec->seed))
+		return BAD(ps, "seed: expected an unsigned 64-bit integer (got \"%s\")", val);
+	ps->spec->has_seed = true;
+	return 0;
+}
+
+/* How each word is read. A flag takes no value; an effect word names the fault's effect. */
+static const struct {
+	int (*parse)(struct spec_parse *ps, const char *val);
+	bool flag;
+	bool effect;
+	const char *flag_hint;	/* after "WORD: takes no value" */
+} word_ops[FW_NR] = {
+	[FW_OP] = { word_op },
+	[FW_OFFSET] = { word_offset },
+	[FW_LEN] = { word_len },
+	[FW_ERROR] = { word_error },
+	[FW_LIE] = { word_lie, true, true, "" },
+	[FW_CORRUPT] = { word_corrupt, false, true },
+	[FW_BITS] = { word_bits },
+	[FW_LATENCY] = { word_latency, false, true },
+	[FW_MAX] = { word_max },
+	[FW_SPIKE] = { word_spike },
+	[FW_SPIKE_PROB] = { word_spike_prob },
+	[FW_STALL] = { word_stall, true, true, " (timeout=DURATION sets a timeout)" },
+	[FW_TIMEOUT] = { word_timeout },
+	[FW_BADBLOCKS] = { word_badblocks, false, true },
+	[FW_BLKSZ] = { word_blksz },
+	[FW_PROB] = { word_prob },
+	[FW_EVERY] = { word_every },
+	[FW_FIRST] = { word_first },
+	[FW_AFTER] = { word_after },
+	[FW_SEED] = { word_seed },
+};
+
+/* One KEY or KEY=VALUE token. Returns 0, -EINVAL or -ENOMEM, with @ps->err set. */
+static int spec_parse_word(struct spec_parse *ps, char *tok)
+{
+	char *val = strchr(tok, '=');
+	int w, ret;
+
+	if (val)
+		*val++ = '\0';
+	for (w = 0; w < FW_NR; w++)
+		if (!strcmp(tok, fault_word[w]))
+			break;
+	if (w == FW_NR)
+		return BAD(ps, "unknown word \"%s\"", tok);
+	if (word_ops[w].flag && val)
+		return BAD(ps, "%s: takes no value%s", tok, word_ops[w].flag_hint);
+	if (!word_ops[w].flag && (!val || !*val))
+		return BAD(ps, "%s: needs a value (%s=...)", tok, tok);
+	ret = word_ops[w].parse(ps, val);
+	if (ret || !word_ops[w].effect)
+		return ret;
+	ps->effect_word = fault_word[w];
+	ps->neffects++;
+	return 0;
+}
+
+/* ---- the checks between words ---- */
+
+/* error= alone is the effect; with stall or badblocks= it is what they return. */
+static int spec_check_effect(struct spec_parse *ps)
+{
+	struct fault_spec *spec = ps->spec;
+
+	if (ps->has_error && !ps->neffects) {
+		spec->effect = FAULT_ERROR;
+		ps->effect_word = fault_word[FW_ERROR];
+		ps->neffects++;
+	} else if (ps->has_error && spec->effect != FAULT_STALL && spec->effect != FAULT_DUST) {
+		return BAD(ps, "error= does not go with %s", ps->effect_word);
+	}
+	if (ps->neffects != 1)
+		return BAD(ps, ps->neffects ? "more than one effect (%s and another)"
+					    : "no effect: give error=, lie, corrupt=, latency=, "
+					      "stall or badblocks=%s",
+			   ps->effect_word ? ps->effect_word : "");
+	return 0;
+}
+
+/* The words that go with one effect only, and the effects' own ops. */
+static int spec_check_companions(struct spec_parse *ps)
+{
+	struct fault_spec *spec = ps->spec;
+	const unsigned int rw = (1u << BIO_OP_READ) | (1u << BIO_OP_WRITE);
+
+	if (spec->effect == FAULT_DUST) {
+		if (!ps->has_error)
+			spec->error = EIO;
+		if (ps->has_op || spec->offset || spec->len || ps->has_trigger)
+			return BAD(ps, "badblocks: its blocks are its match and trigger "
+				       "(no op=, offset=, len=, prob=, every=, first=, after=)");
+	} else if (ps->has_blksz) {
+		return BAD(ps, "blksz= goes with badblocks= only");
+	}
+	if (spec->effect == FAULT_LIE) {
+		if (!ps->has_op)
+			spec->ops = 1u << BIO_OP_WRITE;
+		if (spec->ops != 1u << BIO_OP_WRITE)
+			return BAD(ps, "lie: acts on writes only (op=write)");
+	}
+	if (spec->effect == FAULT_CORRUPT) {
+		if (!ps->has_op)
+			spec->ops = rw;
+		if (spec->ops & ~rw)
+			return BAD(ps, "corrupt: acts on reads and writes only");
+	}
+	if (ps->has_bits && (spec->effect != FAULT_CORRUPT || spec->corrupt == FAULT_CORRUPT_ZERO))
+		return BAD(ps, "bits= goes with corrupt=flip only");
+	return 0;
+}
+
+static int spec_check_timing(struct spec_parse *ps)
+{
+	struct fault_spec *spec = ps->spec;
+
+	if (spec->effect != FAULT_LATENCY && (spec->spike_ns || ps->has_spike_prob || ps->has_max))
+		return BAD(ps, "spike=, spike_prob= and max= go with latency= only");
+	if (!spec->spike_ns != !ps->has_spike_prob)
+		return BAD(ps, "spike= and spike_prob= go together");
+	if (spec->effect != FAULT_STALL && ps->has_timeout)
+		return BAD(ps, "timeout= goes with stall only");
+	if (spec->effect == FAULT_STALL && ps->has_error && !ps->has_timeout)
+		return BAD(ps, "stall: error= is what a timeout returns: give timeout= too");
+	if (spec->len && spec->offset > UINT64_MAX - spec->len)
+		return BAD(ps, "offset + len overflows");
+	return 0;
+}
+
+#undef BAD
+
+static void spec_defaults(struct fault_spec *spec)
+{
 	memset(spec, 0, sizeof(*spec));
 	spec->ops = (1u << BIO_OP_NR) - 1;
 	spec->bits = 1;
 	spec->blksz = 512;
 	spec->lat_max_ns = DEFAULT_LAT_MAX_NS;
+}
+
+int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_t errlen)
+{
+	struct spec_parse ps = { .spec = spec, .err = err, .errlen = errlen };
+	char *buf, *tok, *save;
+	int ret = 0;
+
+	spec_defaults(spec);
 	if (strlen(text) >= FAULT_SPEC_LEN) {
 		fault_put_err(err, errlen, "fault too long (at most %d characters)", FAULT_SPEC_LEN - 1);
 		return -EINVAL;
@@ -299,243 +651,14 @@ int fault_spec_parse(const char *text, struct fault_spec *spec, char *err, size_
 		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
-		char *val = strchr(tok, '=');
-		const char *key = tok;
-
-		if (val)
-			*val++ = '\0';
-#define NEED_VAL()                                                                                \
-	do {                                                                                      \
-		if (!val || !*val) {                                                              \
-			fault_put_err(err, errlen, "%s: needs a value (%s=...)", key, key);             \
-			goto out;                                                                 \
-		}                                                                                 \
-	} while (0)
-#define BAD(...)                                                                                  \
-	do {                                                                                      \
-		fault_put_err(err, errlen, __VA_ARGS__);                                                \
-		goto out;                                                                         \
-	} while (0)
-		if (!strcmp(key, "op")) {
-			NEED_VAL();
-			if (parse_ops(val, &spec->ops))
-				BAD("op: expected read, write, flush, discard or any, comma separated "
-				    "(got \"%s\")", val);
-			has_op = true;
-		} else if (!strcmp(key, "offset")) {
-			NEED_VAL();
-			if (parse_size(val, &spec->offset))
-				BAD("offset: expected bytes with an optional K, M, G... suffix (got \"%s\")", val);
-		} else if (!strcmp(key, "len")) {
-			NEED_VAL();
-			if (parse_size(val, &spec->len) || !spec->len)
-				BAD("len: expected bytes > 0 with an optional K, M, G... suffix (got \"%s\")", val);
-		} else if (!strcmp(key, "error")) {
-			NEED_VAL();
-			if (!strcasecmp(val, "ENOSYS") ||
-			    (isdigit((unsigned char)*val) && atoi(val) == ENOSYS))
-				BAD("error=%s: refused: the kernel's FUSE client takes ENOSYS as "
-				    "\"not implemented\" and would never send that request (fsync, "
-				    "fallocate, ...) again for the whole mount; use EIO or EOPNOTSUPP",
-				    val);
-			if (fault_parse_errno(val, &spec->error))
-				BAD("error=%s: unknown errno (EIO, ENOSPC, ETIMEDOUT, EROFS, ...)", val);
-			has_error = true;
-		} else if (!strcmp(key, "lie")) {
-			if (val)
-				BAD("lie: takes no value");
-			spec->effect = FAULT_LIE;
-			effect_word = key;
-			neffects++;
-		} else if (!strcmp(key, "corrupt")) {
-			NEED_VAL();
-			if (!strcmp(val, "flip"))
-				spec->corrupt = FAULT_CORRUPT_FLIP;
-			else if (!strcmp(val, "zero"))
-				spec->corrupt = FAULT_CORRUPT_ZERO;
-			else
-				BAD("corrupt: expected flip or zero (got \"%s\")", val);
-			spec->effect = FAULT_CORRUPT;
-			effect_word = key;
-			neffects++;
-		} else if (!strcmp(key, "bits")) {
-			uint64_t v;
-
-			NEED_VAL();
-			if (parse_u64(val, &v) || !v || v > 4096)
-				BAD("bits: expected 1..4096 (got \"%s\")", val);
-			spec->bits = (uint32_t)v;
-			has_bits = true;
-		} else if (!strcmp(key, "latency")) {
-			NEED_VAL();
-			if (parse_latency(val, spec))
-				BAD("latency: expected DURATION, uniform:MIN:MAX, exp:MEAN or "
-				    "pareto:SCALE:ALPHA, durations such as 2ms (got \"%s\")", val);
-			spec->effect = FAULT_LATENCY;
-			effect_word = key;
-			neffects++;
-		} else if (!strcmp(key, "max")) {
-			NEED_VAL();
-			if (parse_duration(val, &spec->lat_max_ns) || !spec->lat_max_ns)
-				BAD("max: expected a duration > 0 such as 2ms (got \"%s\")", val);
-			has_max = true;
-		} else if (!strcmp(key, "spike")) {
-			NEED_VAL();
-			if (parse_duration(val, &spec->spike_ns) || !spec->spike_ns)
-				BAD("spike: expected a duration > 0 such as 2ms (got \"%s\")", val);
-		} else if (!strcmp(key, "spike_prob")) {
-			NEED_VAL();
-			if (parse_prob(val, &spec->spike_prob))
-				BAD("spike_prob: expected a probability in (0, 1] or a percentage "
-				    "(got \"%s\")", val);
-			has_spike_prob = true;
-		} else if (!strcmp(key, "stall")) {
-			if (val)
-				BAD("stall: takes no value (timeout=DURATION sets a timeout)");
-			spec->effect = FAULT_STALL;
-			effect_word = key;
-			neffects++;
-		} else if (!strcmp(key, "timeout")) {
-			NEED_VAL();
-			if (parse_duration(val, &spec->timeout_ns) || !spec->timeout_ns)
-				BAD("timeout: expected a duration > 0 such as 2ms (got \"%s\")", val);
-			has_timeout = true;
-		} else if (!strcmp(key, "badblocks")) {
-			NEED_VAL();
-			if (spec->badblocks)
-				BAD("badblocks: given twice");
-			ret = parse_badblocks(val, spec, err, errlen);
-			if (ret) {
-				if (ret == -ENOMEM)
-					fault_put_err(err, errlen, "out of memory");
-				goto out;
-			}
-			ret = -EINVAL;
-			spec->effect = FAULT_DUST;
-			effect_word = key;
-			neffects++;
-		} else if (!strcmp(key, "blksz")) {
-			uint64_t v;
-
-			NEED_VAL();
-			if (parse_size(val, &v) || v < 512 || v > 1024 * 1024 || (v & (v - 1)))
-				BAD("blksz: expected a power of two from 512 to 1M (got \"%s\")", val);
-			spec->blksz = (uint32_t)v;
-			has_blksz = true;
-		} else if (!strcmp(key, "prob")) {
-			NEED_VAL();
-			if (parse_prob(val, &spec->prob))
-				BAD("prob: expected a probability in (0, 1] or a percentage (got \"%s\")",
-				    val);
-			has_trigger = true;
-		} else if (!strcmp(key, "every")) {
-			NEED_VAL();
-			if (parse_u64(val, &spec->every) || !spec->every)
-				BAD("every: expected an integer >= 1 (got \"%s\")", val);
-			has_trigger = true;
-		} else if (!strcmp(key, "first")) {
-			NEED_VAL();
-			if (parse_u64(val, &spec->first) || !spec->first)
-				BAD("first: expected an integer >= 1 (got \"%s\")", val);
-			has_trigger = true;
-		} else if (!strcmp(key, "after")) {
-			NEED_VAL();
-			if (isdigit((unsigned char)val[strlen(val) - 1])) {
-				if (parse_u64(val, &spec->after))
-					BAD("after: expected a request count or a duration such as "
-					    "2ms (got \"%s\")", val);
-			} else if (parse_duration(val, &spec->after_ns)) {
-				BAD("after: expected a request count or a duration such as 2ms "
-				    "(got \"%s\")", val);
-			}
-			has_trigger = true;
-		} else if (!strcmp(key, "seed")) {
-			NEED_VAL();
-			if (parse_u64(val, &spec->seed))
-				BAD("seed: expected an unsigned 64-bit integer (got \"%s\")", val);
-			spec->has_seed = true;
-		} else {
-			BAD("unknown word \"%s\"", key);
-		}
-#undef NEED_VAL
-#undef BAD
-	}
-
-	if (has_error && (!neffects || spec->effect == FAULT_STALL || spec->effect == FAULT_DUST)) {
-		if (!neffects) {
-			spec->effect = FAULT_ERROR;
-			effect_word = "error";
-			neffects++;
-		}
-	} else if (has_error) {
-		fault_put_err(err, errlen, "error= does not go with %s", effect_word);
-		goto out;
-	}
-	if (neffects != 1) {
-		fault_put_err(err, errlen, neffects ? "more than one effect (%s and another)"
-					      : "no effect: give error=, lie, corrupt=, latency=, "
-						"stall or badblocks=%s",
-			effect_word ? effect_word : "");
-		goto out;
-	}
-	if (spec->effect == FAULT_DUST) {
-		if (!has_error)
-			spec->error = EIO;
-		if (has_op || spec->offset || spec->len || has_trigger) {
-			fault_put_err(err, errlen, "badblocks: its blocks are its match and trigger "
-					     "(no op=, offset=, len=, prob=, every=, first=, after=)");
-			goto out;
-		}
-	} else if (has_blksz) {
-		fault_put_err(err, errlen, "blksz= goes with badblocks= only");
-		goto out;
-	}
-	if (spec->effect == FAULT_LIE) {
-		if (!has_op)
-			spec->ops = 1u << BIO_OP_WRITE;
-		if (spec->ops != 1u << BIO_OP_WRITE) {
-			fault_put_err(err, errlen, "lie: acts on writes only (op=write)");
-			goto out;
-		}
-	}
-	if (spec->effect == FAULT_CORRUPT) {
-		if (!has_op)
-			spec->ops = (1u << BIO_OP_READ) | (1u << BIO_OP_WRITE);
-		if (spec->ops & ~((1u << BIO_OP_READ) | (1u << BIO_OP_WRITE))) {
-			fault_put_err(err, errlen, "corrupt: acts on reads and writes only");
-			goto out;
-		}
-	} else if (has_bits) {
-		fault_put_err(err, errlen, "bits= goes with corrupt=flip only");
-		goto out;
-	}
-	if (spec->effect == FAULT_CORRUPT && spec->corrupt == FAULT_CORRUPT_ZERO && has_bits) {
-		fault_put_err(err, errlen, "bits= goes with corrupt=flip only");
-		goto out;
-	}
-	if (spec->effect != FAULT_LATENCY && (spec->spike_ns || has_spike_prob || has_max)) {
-		fault_put_err(err, errlen, "spike=, spike_prob= and max= go with latency= only");
-		goto out;
-	}
-	if (!spec->spike_ns != !has_spike_prob) {
-		fault_put_err(err, errlen, "spike= and spike_prob= go together");
-		goto out;
-	}
-	if (spec->effect != FAULT_STALL && has_timeout) {
-		fault_put_err(err, errlen, "timeout= goes with stall only");
-		goto out;
-	}
-	if (spec->effect == FAULT_STALL && has_error && !has_timeout) {
-		fault_put_err(err, errlen, "stall: error= is what a timeout returns: give timeout= too");
-		goto out;
-	}
-	if (spec->len && spec->offset > UINT64_MAX - spec->len) {
-		fault_put_err(err, errlen, "offset + len overflows");
-		goto out;
-	}
-	ret = 0;
-out:
+	for (tok = strtok_r(buf, " \t\n", &save); tok && !ret; tok = strtok_r(NULL, " \t\n", &save))
+		ret = spec_parse_word(&ps, tok);
+	if (!ret)
+		ret = spec_check_effect(&ps);
+	if (!ret)
+		ret = spec_check_companions(&ps);
+	if (!ret)
+		ret = spec_check_timing(&ps);
 	free(buf);
 	if (ret)
 		fault_spec_free(spec);

@@ -76,15 +76,95 @@ static void sb_errno(struct sbuf *b, int e)
 		sb_printf(b, "%d", e);
 }
 
+/* " WORD=" (@lead: " " before it), the word from core/fault/fault_int.h's table. */
+static void sb_key(struct sbuf *b, bool lead, enum fault_word_id w)
+{
+	sb_printf(b, "%s%s=", lead ? " " : "", fault_word[w]);
+}
+
+static void sb_flag(struct sbuf *b, enum fault_word_id w)
+{
+	sb_printf(b, "%s", fault_word[w]);
+}
+
+static void sb_u64(struct sbuf *b, enum fault_word_id w, uint64_t v)
+{
+	sb_key(b, true, w);
+	sb_printf(b, "%" PRIu64, v);
+}
+
+/* latency=DIST [max=] [spike= spike_prob=] */
+static void spec_format_latency(struct sbuf *b, const struct fault_spec *s)
+{
+	sb_key(b, false, FW_LATENCY);
+	switch (s->dist) {
+	case FAULT_DIST_FIXED:
+		sb_duration(b, s->lat_a_ns);
+		break;
+	case FAULT_DIST_UNIFORM:
+		sb_printf(b, "%s:", fault_dist_name[s->dist]);
+		sb_duration(b, s->lat_a_ns);
+		sb_printf(b, ":");
+		sb_duration(b, s->lat_b_ns);
+		break;
+	case FAULT_DIST_EXP:
+		sb_printf(b, "%s:", fault_dist_name[s->dist]);
+		sb_duration(b, s->lat_a_ns);
+		break;
+	case FAULT_DIST_PARETO:
+		sb_printf(b, "%s:", fault_dist_name[s->dist]);
+		sb_duration(b, s->lat_a_ns);
+		sb_printf(b, ":%.17g", s->shape);
+		break;
+	}
+	if (s->lat_max_ns != DEFAULT_LAT_MAX_NS) {
+		sb_key(b, true, FW_MAX);
+		sb_duration(b, s->lat_max_ns);
+	}
+	if (s->spike_ns) {
+		sb_key(b, true, FW_SPIKE);
+		sb_duration(b, s->spike_ns);
+		sb_key(b, true, FW_SPIKE_PROB);
+		sb_printf(b, "%.17g", s->spike_prob);
+	}
+}
+
+/* badblocks=N,M-P blksz= [error=]: runs of blocks written as ranges */
+static void spec_format_dust(struct sbuf *b, const struct fault_spec *s)
+{
+	sb_key(b, false, FW_BADBLOCKS);
+	if (!s->nbad)
+		sb_printf(b, "none");
+	for (size_t i = 0; i < s->nbad;) {
+		size_t j = i;
+
+		while (j + 1 < s->nbad && s->badblocks[j + 1] == s->badblocks[j] + 1)
+			j++;
+		sb_printf(b, "%s%" PRIu64, i ? "," : "", s->badblocks[i]);
+		if (j > i)
+			sb_printf(b, "-%" PRIu64, s->badblocks[j]);
+		i = j + 1;
+	}
+	sb_key(b, true, FW_BLKSZ);
+	sb_printf(b, "%" PRIu32, s->blksz);
+	if (s->error != EIO) {
+		sb_key(b, true, FW_ERROR);
+		sb_errno(b, s->error);
+	}
+}
+
 static void spec_format(struct sbuf *b, const struct fault_spec *s)
 {
 	const unsigned int all = (1u << BIO_OP_NR) - 1;
 
 	if (s->effect != FAULT_DUST) {
 		if (s->ops == all) {
-			sb_printf(b, "op=any");
+			sb_key(b, false, FW_OP);
+			sb_printf(b, "%s", FAULT_OPS_ANY);
 		} else {
-			const char *sep = "op=";
+			const char *sep = "";
+
+			sb_key(b, false, FW_OP);
 
 			for (int op = 0; op < BIO_OP_NR; op++) {
 				if (s->ops & (1u << op)) {
@@ -94,105 +174,69 @@ static void spec_format(struct sbuf *b, const struct fault_spec *s)
 			}
 		}
 		if (s->offset)
-			sb_printf(b, " offset=%" PRIu64, s->offset);
+			{
+			sb_key(b, true, FW_OFFSET);
+			sb_printf(b, "%" PRIu64, s->offset);
+		}
 		if (s->len)
-			sb_printf(b, " len=%" PRIu64, s->len);
+			{
+			sb_key(b, true, FW_LEN);
+			sb_printf(b, "%" PRIu64, s->len);
+		}
 		sb_printf(b, " ");
 	}
 	switch (s->effect) {
 	case FAULT_ERROR:
-		sb_printf(b, "error=");
+		sb_key(b, false, FW_ERROR);
 		sb_errno(b, s->error);
 		break;
 	case FAULT_LIE:
-		sb_printf(b, "lie");
+		sb_flag(b, FW_LIE);
 		break;
 	case FAULT_CORRUPT:
-		if (s->corrupt == FAULT_CORRUPT_ZERO)
-			sb_printf(b, "corrupt=zero");
-		else
-			sb_printf(b, "corrupt=flip bits=%" PRIu32, s->bits);
+		sb_key(b, false, FW_CORRUPT);
+		sb_printf(b, "%s", fault_corrupt_name[s->corrupt]);
+		if (s->corrupt == FAULT_CORRUPT_FLIP) {
+			sb_key(b, true, FW_BITS);
+			sb_printf(b, "%" PRIu32, s->bits);
+		}
 		break;
 	case FAULT_LATENCY:
-		sb_printf(b, "latency=");
-		switch (s->dist) {
-		case FAULT_DIST_FIXED:
-			sb_duration(b, s->lat_a_ns);
-			break;
-		case FAULT_DIST_UNIFORM:
-			sb_printf(b, "uniform:");
-			sb_duration(b, s->lat_a_ns);
-			sb_printf(b, ":");
-			sb_duration(b, s->lat_b_ns);
-			break;
-		case FAULT_DIST_EXP:
-			sb_printf(b, "exp:");
-			sb_duration(b, s->lat_a_ns);
-			break;
-		case FAULT_DIST_PARETO:
-			sb_printf(b, "pareto:");
-			sb_duration(b, s->lat_a_ns);
-			sb_printf(b, ":%.17g", s->shape);
-			break;
-		}
-		if (s->lat_max_ns != DEFAULT_LAT_MAX_NS) {
-			sb_printf(b, " max=");
-			sb_duration(b, s->lat_max_ns);
-		}
-		if (s->spike_ns) {
-			sb_printf(b, " spike=");
-			sb_duration(b, s->spike_ns);
-			sb_printf(b, " spike_prob=%.17g", s->spike_prob);
-		}
+		spec_format_latency(b, s);
 		break;
 	case FAULT_STALL:
-		sb_printf(b, "stall");
+		sb_flag(b, FW_STALL);
 		if (s->timeout_ns) {
-			sb_printf(b, " timeout=");
+			sb_key(b, true, FW_TIMEOUT);
 			sb_duration(b, s->timeout_ns);
 			if (s->error) {
-				sb_printf(b, " error=");
+				sb_key(b, true, FW_ERROR);
 				sb_errno(b, s->error);
 			}
 		}
 		break;
 	case FAULT_DUST:
-		sb_printf(b, "badblocks=");
-		if (!s->nbad)
-			sb_printf(b, "none");
-		for (size_t i = 0; i < s->nbad;) {
-			size_t j = i;
-
-			while (j + 1 < s->nbad && s->badblocks[j + 1] == s->badblocks[j] + 1)
-				j++;
-			sb_printf(b, "%s%" PRIu64, i ? "," : "", s->badblocks[i]);
-			if (j > i)
-				sb_printf(b, "-%" PRIu64, s->badblocks[j]);
-			i = j + 1;
-		}
-		sb_printf(b, " blksz=%" PRIu32, s->blksz);
-		if (s->error != EIO) {
-			sb_printf(b, " error=");
-			sb_errno(b, s->error);
-		}
+		spec_format_dust(b, s);
 		break;
 	case FAULT_EFFECT_NR:
 		break;
 	}
 	if (s->after_ns) {
-		sb_printf(b, " after=");
+		sb_key(b, true, FW_AFTER);
 		sb_duration(b, s->after_ns);
 	}
 	if (s->after)
-		sb_printf(b, " after=%" PRIu64, s->after);
+		sb_u64(b, FW_AFTER, s->after);
 	if (s->every)
-		sb_printf(b, " every=%" PRIu64, s->every);
+		sb_u64(b, FW_EVERY, s->every);
 	if (s->first)
-		sb_printf(b, " first=%" PRIu64, s->first);
-	if (s->prob > 0)
-		sb_printf(b, " prob=%.17g", s->prob);
+		sb_u64(b, FW_FIRST, s->first);
+	if (s->prob > 0) {
+		sb_key(b, true, FW_PROB);
+		sb_printf(b, "%.17g", s->prob);
+	}
 	if (s->has_seed)
-		sb_printf(b, " seed=%" PRIu64, s->seed);
+		sb_u64(b, FW_SEED, s->seed);
 }
 
 char *fault_spec_format(const struct fault_spec *spec)
