@@ -179,12 +179,15 @@ oracle: $(B)/tests/unit/test_oracle
 	$(B)/tests/unit/test_oracle --cuts $(N) $(if $(SEED),--seed $(SEED))
 
 # The key reference of plugdisk.conf(5), from the key table (tests/shell/doc-keys.sh checks
-# that the committed page holds what the binary prints), and the request-path picture, from
+# that the committed page holds what the binary prints), doc/stats.md's tables from the stats
+# name table (tests/shell/stats-doc.sh checks the same), and the request-path picture, from
 # its graphviz source (tests/shell/request-path.sh checks the committed SVG).
 .PHONY: doc
 doc: $(B)/plugdisk doc/request-path.svg
 	man/gen-keys.sh $(B)/plugdisk man/plugdisk.conf.5 >$(B)/plugdisk.conf.5.new
 	cat $(B)/plugdisk.conf.5.new >man/plugdisk.conf.5
+	doc/gen-stats.sh $(B)/plugdisk doc/stats.md >$(B)/stats.md.new
+	cat $(B)/stats.md.new >doc/stats.md
 
 doc/request-path.svg: doc/request-path.dot
 	dot -Tsvg $< >$@.new && mv $@.new $@

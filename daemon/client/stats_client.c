@@ -473,6 +473,12 @@ int pd_stats_main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			stats_usage(stdout);
 			return EXIT_OK;
+		} else if (!strcmp(a, "--list-names=markdown")) {
+			/* doc/stats.md's table rows (doc/gen-stats.sh) */
+			for (size_t k = 0; k < stats_nr_names; k++)
+				printf("| `%s` | %s | %s |\n", stats_names[k].pattern,
+				       stats_names[k].unit, stats_names[k].doc);
+			return EXIT_OK;
 		} else if (!strcmp(a, "--list-names")) {
 			/* the name table: doc/stats.md's tables are checked against it */
 			for (size_t k = 0; k < stats_nr_names; k++)

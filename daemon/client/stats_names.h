@@ -14,7 +14,8 @@ struct stats_name {
 	const char *pattern;	/* "{read,write}_bios": {a,b,} alternatives, N a number */
 	enum stats_kind kind;
 	const char *unit;	/* as doc/stats.md gives it: bytes, µs, 0/1, count... */
-	const char *help;	/* one line */
+	const char *help;	/* one line: Prometheus' HELP */
+	const char *doc;	/* its meaning in doc/stats.md's tables (markdown), generated from here */
 };
 
 extern const struct stats_name stats_names[];
