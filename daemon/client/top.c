@@ -227,6 +227,11 @@ int pd_top_main(int argc, char **argv)
 		fprintf(stderr, "Try 'plugdisk top --help'.\n");
 		return EXIT_USAGE;
 	}
+	/* A name renamed in the table and not here is a bug: say it rather than show zeros. */
+	if (top_names_check(t.src.err, sizeof(t.src.err))) {
+		fprintf(stderr, "plugdisk top: %s\n", t.src.err);
+		return EXIT_RUNTIME;
+	}
 	/* No SA_RESTART: a signal must cut poll() and nanosleep() short. */
 	sa.sa_handler = top_on_signal;
 	sigemptyset(&sa.sa_mask);

@@ -80,6 +80,10 @@ static inline double top_mono_now(void)
 
 /* --- daemon/client/top_sample.c */
 
+/* Whether every name top reads is in the stats name table (daemon/client/stats_names.c), the
+ * one place a stats name is written: 0, or -ENOENT with the first unknown name in @err. */
+int top_names_check(char *err, size_t errlen);
+
 /* Read @src's stats file in one open (one consistent snapshot) and parse it into @s. 0, or
  * -1 with src->err set. */
 int top_sample(struct top_src *src, struct sample *s);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/client/stats_names.h"
 #include "daemon/client/stats_read.h"
 #include "daemon/client/top.h"
 
@@ -63,6 +64,32 @@ static const struct field op_fields[] = {
 	OF(fault_lies, false), OF(fault_corruptions, false),
 };
 #define NR_OP_FIELDS (sizeof(op_fields) / sizeof(op_fields[0]))
+
+/* ---- the names, against the name table ---- */
+
+int top_names_check(char *err, size_t errlen)
+{
+	char name[128];
+
+	for (size_t i = 0; i < NR_SAMPLE_FIELDS; i++) {
+		if (!stats_name_find(sample_fields[i].name)) {
+			snprintf(err, errlen, "reads '%s', which the stats name table does not have",
+				 sample_fields[i].name);
+			return -ENOENT;
+		}
+	}
+	for (int op = 0; op < T_NR; op++) {
+		for (size_t i = 0; i < NR_OP_FIELDS; i++) {
+			snprintf(name, sizeof(name), "%s_%s", top_op_name[op], op_fields[i].name);
+			if (!stats_name_find(name)) {
+				snprintf(err, errlen,
+					 "reads '%s', which the stats name table does not have", name);
+				return -ENOENT;
+			}
+		}
+	}
+	return 0;
+}
 
 /* ---- reading and parsing ---- */
 
