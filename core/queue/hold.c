@@ -13,13 +13,13 @@
 #include "core/queue/queue_int.h"
 
 /* q->lock held: one hold by hand has ended; dispatch when none is left. */
-static void __queue_release(struct queue *q, struct request **list)
+static void queue_release_locked(struct queue *q, struct request **list)
 {
 	lock_assert_held(&q->lock);
 	if (q->held || q->frozen)
 		return;
 	q->runnable_since = queue_now(q);
-	__queue_run(q, q->runnable_since, list);
+	queue_run_locked(q, q->runnable_since, list);
 }
 
 void queue_hold(struct queue *q, bool hold)
@@ -31,7 +31,7 @@ void queue_hold(struct queue *q, bool hold)
 		q->held = true;
 	} else if (q->held) {
 		q->held = false;
-		__queue_release(q, &list);
+		queue_release_locked(q, &list);
 	}
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -46,12 +46,12 @@ void queue_plug_hold(struct queue *q, bool plug)
 	now = queue_now(q);
 	if (plug) {
 		if (!q->plugged)
-			__queue_plug(q, now);
+			queue_plug_locked(q, now);
 		q->plug_held = true;
 	} else if (q->plug_held) {
 		q->plug_held = false;
-		__queue_unplug(q, UNPLUG_IDLE, now);
-		__queue_run(q, now, &list);
+		queue_unplug_locked(q, UNPLUG_IDLE, now);
+		queue_run_locked(q, now, &list);
 	}
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -81,9 +81,9 @@ int queue_freeze(struct queue *q, bool (*held)(void *arg), void *arg)
 	q->frozen = true;
 	thaws = q->thaws;
 	if (!held) {
-		__queue_wait_idle(q, false, &thaws);
+		queue_wait_idle_locked(q, false, &thaws);
 	} else {
-		/* As __queue_wait_idle(), but asking @held at each wake-up and every 10 ms: a
+		/* As queue_wait_idle_locked(), but asking @held at each wake-up and every 10 ms: a
 		 * stall below signals nothing here. */
 		atomic_add_return_mb(q->drain_waiting, 1);
 		while (q->thaws == thaws) {
@@ -105,8 +105,8 @@ int queue_freeze(struct queue *q, bool (*held)(void *arg), void *arg)
 	}
 	if (ret == -EBUSY) {
 		/* Not frozen after all: what queued meanwhile goes. */
-		__queue_thaw(q);
-		__queue_release(q, &list);
+		queue_thaw_locked(q);
+		queue_release_locked(q, &list);
 	} else if (q->thaws != thaws) {
 		ret = -ECANCELED; /* thawed (or drained) before the image was consistent */
 	}
@@ -121,8 +121,8 @@ void queue_thaw(struct queue *q)
 
 	lock_take(&q->lock);
 	if (q->frozen) {
-		__queue_thaw(q);
-		__queue_release(q, &list);
+		queue_thaw_locked(q);
+		queue_release_locked(q, &list);
 	}
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);

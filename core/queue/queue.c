@@ -77,7 +77,7 @@ uint64_t queue_now(const struct queue *q)
 }
 
 /* q->lock held. The plugged flag is also read without the lock as a hint. */
-static void __queue_set_plugged(struct queue *q, bool v)
+static void queue_set_plugged_locked(struct queue *q, bool v)
 {
 	lock_assert_held(&q->lock);
 	WRITE_ONCE(q->plugged, v);
@@ -85,7 +85,7 @@ static void __queue_set_plugged(struct queue *q, bool v)
 
 bool queue_needs_unplug(struct queue *q)
 {
-	/* Read without q->lock (__queue_set_plugged() writes it under the lock): a stale answer only
+	/* Read without q->lock (queue_set_plugged_locked() writes it under the lock): a stale answer only
 	 * costs one lock round or one idle unplug left to the timer's backstop, never a lost
 	 * request. */
 	return READ_ONCE(q->plugged);
@@ -93,7 +93,7 @@ bool queue_needs_unplug(struct queue *q)
 
 /* q->lock held: integrate busy and weighted time up to @now. Call before any change of
  * nr_queued + in_flight. */
-static void __queue_account_time(struct queue *q, uint64_t now)
+static void queue_account_time_locked(struct queue *q, uint64_t now)
 {
 	unsigned int n = q->nr_queued + q->ctrl->in_flight;
 
@@ -114,12 +114,12 @@ void queue_set_unplugs_idle(bool on)
 	tls_unplugs_idle = on;
 }
 
-void __queue_plug(struct queue *q, uint64_t now)
+void queue_plug_locked(struct queue *q, uint64_t now)
 {
 	uint64_t backstop = 0;
 
 	lock_assert_held(&q->lock);
-	__queue_set_plugged(q, true);
+	queue_set_plugged_locked(q, true);
 	q->plugged_since = now;
 	q->stats.plugs++;
 	q->unplug_at = now + (uint64_t)q->p.unplug_delay_us * NSEC_PER_USEC;
@@ -132,12 +132,12 @@ void __queue_plug(struct queue *q, uint64_t now)
 	timer_arm(q->timer, &q->unplug_tmr, q->unplug_at + backstop);
 }
 
-void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
+void queue_unplug_locked(struct queue *q, enum unplug_reason why, uint64_t now)
 {
 	lock_assert_held(&q->lock);
 	if (!q->plugged || q->plug_held)
 		return;
-	__queue_set_plugged(q, false);
+	queue_set_plugged_locked(q, false);
 	q->runnable_since = now;
 	q->stats.plugged_ns += now - q->plugged_since;
 	q->stats.unplugs[why]++;
@@ -146,7 +146,7 @@ void __queue_unplug(struct queue *q, enum unplug_reason why, uint64_t now)
 	 * costs one timer wake-up per unplug delay instead of one per request. */
 }
 
-static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
+static void queue_stop_locked(struct queue *q, enum stop_reason why, uint64_t now)
 {
 	lock_assert_held(&q->lock);
 	if (q->stopped)
@@ -159,7 +159,7 @@ static void __queue_stop(struct queue *q, enum stop_reason why, uint64_t now)
 
 /* q->lock held: dispatch from the head while the queue is neither plugged nor stopped and
  * the controller admits. Admitted requests are chained on *@list for ctrl_issue(). */
-void __queue_run(struct queue *q, uint64_t now, struct request **list)
+void queue_run_locked(struct queue *q, uint64_t now, struct request **list)
 {
 	struct request **tailp = list;
 	struct request *rq;
@@ -180,11 +180,11 @@ void __queue_run(struct queue *q, uint64_t now, struct request **list)
 		case CTRL_ADMIT_OK:
 			break;
 		case CTRL_ADMIT_SLOTS:
-			__queue_stop(q, STOP_SLOTS, now);
+			queue_stop_locked(q, STOP_SLOTS, now);
 			return;
 		case CTRL_ADMIT_BUDGET:
 		case CTRL_ADMIT_HEAD:
-			__queue_stop(q, ret == CTRL_ADMIT_HEAD ? STOP_HEAD : STOP_BUDGET, now);
+			queue_stop_locked(q, ret == CTRL_ADMIT_HEAD ? STOP_HEAD : STOP_BUDGET, now);
 			q->restart_at = ready_at;
 			timer_arm(q->timer, &q->restart_tmr, ready_at);
 			return;
@@ -200,7 +200,7 @@ void __queue_run(struct queue *q, uint64_t now, struct request **list)
 	}
 }
 
-static void __queue_start_run(struct queue *q, uint64_t now, struct request **list)
+static void queue_start_run_locked(struct queue *q, uint64_t now, struct request **list)
 {
 	lock_assert_held(&q->lock);
 	if (q->stopped) {
@@ -209,7 +209,7 @@ static void __queue_start_run(struct queue *q, uint64_t now, struct request **li
 		q->stopped = false;
 		q->stop_reason = STOP_NONE;
 	}
-	__queue_run(q, now, list);
+	queue_run_locked(q, now, list);
 }
 
 static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
@@ -220,8 +220,8 @@ static void unplug_timer_fn(struct timer_entry *e, uint64_t now)
 	lock_take(&q->lock);
 	now = queue_now(q);
 	if (q->plugged && now >= q->unplug_at) {
-		__queue_unplug(q, UNPLUG_TIMER, now);
-		__queue_run(q, now, &list);
+		queue_unplug_locked(q, UNPLUG_TIMER, now);
+		queue_run_locked(q, now, &list);
 	}
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -237,7 +237,7 @@ static void restart_timer_fn(struct timer_entry *e, uint64_t now)
 	if (q->stopped && (q->stop_reason == STOP_BUDGET || q->stop_reason == STOP_HEAD)) {
 		if (now >= q->restart_at) {
 			q->runnable_since = q->restart_at;
-			__queue_start_run(q, now, &list);
+			queue_start_run_locked(q, now, &list);
 		}
 		else
 			timer_arm(q->timer, &q->restart_tmr, q->restart_at);
@@ -305,10 +305,10 @@ static struct request *rq_alloc(struct queue *q, struct bio *bio, uint64_t now)
 }
 
 /* q->lock held */
-static void __queue_append(struct queue *q, struct request *rq, uint64_t now)
+static void queue_append_locked(struct queue *q, struct request *rq, uint64_t now)
 {
 	lock_assert_held(&q->lock);
-	__queue_account_time(q, now);
+	queue_account_time_locked(q, now);
 	rq->prev = q->tail;
 	if (q->tail)
 		q->tail->next = rq;
@@ -345,8 +345,8 @@ static void queue_submit_one(struct queue *q, struct bio *bio, bool may_wait)
 	rq = merge_bio(q, bio);
 	while (!rq && may_wait && q->nr_queued >= q->p.nr_requests) {
 		/* Request depletion: let the queue drain, then try again. */
-		__queue_unplug(q, UNPLUG_THRESHOLD, now);
-		__queue_run(q, now, &list);
+		queue_unplug_locked(q, UNPLUG_THRESHOLD, now);
+		queue_run_locked(q, now, &list);
 		tls_burst_ns = 0; /* time passes from here */
 		if (list) {
 			lock_drop(&q->lock);
@@ -373,21 +373,21 @@ static void queue_submit_one(struct queue *q, struct bio *bio, bool may_wait)
 		}
 		if (!q->nr_queued && q->p.plug && !q->plugged && !q->stopped &&
 		    bio->op != BIO_OP_FLUSH)
-			__queue_plug(q, now);
-		__queue_append(q, rq, now);
+			queue_plug_locked(q, now);
+		queue_append_locked(q, rq, now);
 	}
 
 	if (q->plugged) {
 		if (bio->op == BIO_OP_FLUSH)
-			__queue_unplug(q, UNPLUG_FLUSH, now);
+			queue_unplug_locked(q, UNPLUG_FLUSH, now);
 		else if (q->nr_queued >= q->p.unplug_threshold)
-			__queue_unplug(q, UNPLUG_THRESHOLD, now);
+			queue_unplug_locked(q, UNPLUG_THRESHOLD, now);
 		else if (rq->len >= q->p.max_request_size)
-			__queue_unplug(q, UNPLUG_SIZE, now);
+			queue_unplug_locked(q, UNPLUG_SIZE, now);
 		else if (now >= q->unplug_at)
-			__queue_unplug(q, UNPLUG_TIMER, now);
+			queue_unplug_locked(q, UNPLUG_TIMER, now);
 	}
-	__queue_run(q, now, &list);
+	queue_run_locked(q, now, &list);
 	lock_drop(&q->lock);
 	if (list)
 		tls_burst_ns = 0; /* its I/O may run in this thread: time passes */
@@ -414,8 +414,8 @@ void queue_unplug_idle(struct queue *q)
 	lock_take(&q->lock);
 	if (q->plugged) {
 		now = queue_now(q);
-		__queue_unplug(q, UNPLUG_IDLE, now);
-		__queue_run(q, now, &list);
+		queue_unplug_locked(q, UNPLUG_IDLE, now);
+		queue_run_locked(q, now, &list);
 	}
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
@@ -426,7 +426,7 @@ void queue_unplug_idle(struct queue *q)
  * then drop completing, its last access to @q. Call without q->lock. A waiter raised
  * drain_waiting under q->lock before it found requests in flight, so the completer of the
  * last of them, which took the lock after, sees it; completing itself needs no wake-up
- * (__queue_wait_idle()). */
+ * (queue_wait_idle_locked()). */
 static void queue_put_completing(struct queue *q)
 {
 	if (smp_load_mb(q->drain_waiting)) {
@@ -449,7 +449,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 	struct bio *bio, *next;
 
 	lock_take(&q->lock);
-	__queue_account_time(q, now);
+	queue_account_time_locked(q, now);
 	ctrl_release(q->ctrl, rq, now);
 	st->ios++;
 	if (rq->error)
@@ -462,9 +462,9 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 		lat_hist_add(&st->lat, (now - bio->submit_ns) / NSEC_PER_USEC);
 
 	if (q->stopped && q->stop_reason == STOP_SLOTS)
-		__queue_start_run(q, now, &list);
+		queue_start_run_locked(q, now, &list);
 	else
-		__queue_run(q, now, &list);
+		queue_run_locked(q, now, &list);
 	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	lock_drop(&q->lock);
 
@@ -480,7 +480,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 }
 
 /* q->lock held: end a freeze, and wake a freeze still waiting so that it fails. */
-void __queue_thaw(struct queue *q)
+void queue_thaw_locked(struct queue *q)
 {
 	lock_assert_held(&q->lock);
 	if (!q->frozen)
@@ -496,18 +496,18 @@ void queue_drain(struct queue *q)
 
 	lock_take(&q->lock);
 	q->held = q->plug_held = false;
-	__queue_thaw(q);
-	__queue_unplug(q, UNPLUG_IDLE, queue_now(q));
-	__queue_run(q, queue_now(q), &list);
+	queue_thaw_locked(q);
+	queue_unplug_locked(q, UNPLUG_IDLE, queue_now(q));
+	queue_run_locked(q, queue_now(q), &list);
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 
 	lock_take(&q->lock);
-	__queue_wait_idle(q, true, NULL);
+	queue_wait_idle_locked(q, true, NULL);
 	lock_drop(&q->lock);
 }
 
-void __queue_wait_idle(struct queue *q, bool queued, const uint64_t *thaws)
+void queue_wait_idle_locked(struct queue *q, bool queued, const uint64_t *thaws)
 {
 	lock_assert_held(&q->lock);
 	atomic_add_return_mb(q->drain_waiting, 1); /* seen by queue_put_completing() */
@@ -535,7 +535,7 @@ unsigned int queue_abort(struct queue *q, int error)
 
 	lock_take(&q->lock);
 	now = queue_now(q);
-	__queue_account_time(q, now);
+	queue_account_time_locked(q, now);
 	while ((rq = q->head)) {
 		queue_unlink(q, rq);
 		rq->work_next = NULL;
@@ -545,8 +545,8 @@ unsigned int queue_abort(struct queue *q, int error)
 		q->stats.op[rq->op].errors++;
 	}
 	q->held = q->plug_held = false;
-	__queue_thaw(q);
-	__queue_unplug(q, UNPLUG_IDLE, now);
+	queue_thaw_locked(q);
+	queue_unplug_locked(q, UNPLUG_IDLE, now);
 	atomic_add_return_mb(q->completing, 1); /* dropped below; see queue_drain() */
 	pthread_cond_broadcast(&q->free_wait);
 	lock_drop(&q->lock);
@@ -587,7 +587,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	q->p = *qp;
 	ctrl_reconfigure(q->ctrl, cp, now);
 	if (!qp->plug) {
-		__queue_unplug(q, UNPLUG_IDLE, now);
+		queue_unplug_locked(q, UNPLUG_IDLE, now);
 	} else if (q->plugged) {
 		/* The plug ends by the new delay, counted from when it began. */
 		q->unplug_at = q->plugged_since + (uint64_t)qp->unplug_delay_us * NSEC_PER_USEC;
@@ -597,7 +597,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	/* A stopped queue is started so that the new limits decide at once; it stops again
 	 * if they still say so. */
 	timer_cancel(q->timer, &q->restart_tmr);
-	__queue_start_run(q, now, &list);
+	queue_start_run_locked(q, now, &list);
 	lock_drop(&q->lock);
 	ctrl_issue(q->ctrl, list);
 }
@@ -608,7 +608,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 
 	lock_take(&q->lock);
 	now = queue_now(q);
-	__queue_account_time(q, now);
+	queue_account_time_locked(q, now);
 	ss->now_ns = now;
 	ss->plugged = q->plugged;
 	ss->stopped = q->stopped;

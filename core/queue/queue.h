@@ -57,7 +57,7 @@ struct queue {
 	 * q->lock, dropped as the completer's last access to the queue), and how many wait in
 	 * queue_drain() or queue_freeze() (atomic; changed under q->lock), whom a completer
 	 * wakes before its drop. A waiter never sleeps on completing: it sees it under q->lock
-	 * and yields until it is 0 (__queue_wait_idle()), so that once it returns no completer
+	 * and yields until it is 0 (queue_wait_idle_locked()), so that once it returns no completer
 	 * touches the queue, which its caller may then free. */
 	unsigned int completing;
 	int drain_waiting;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Locks whose holder is checked: "caller holds the lock" as an assertion, not only a comment.
  *
- * A function that must be called with a lock held is named with a leading "__"
- * (__queue_run, __cache_cut) and starts with lock_assert_held(&x->lock). Such a lock is
+ * A function that must be called with a lock held is named with a "_locked" suffix
+ * (queue_run_locked, cache_cut_locked) and starts with lock_assert_held(&x->lock). Such a lock is
  * taken and dropped with lock_take() and lock_drop(). In the checking builds (SANITIZE=1 and
  * TSAN=1 define PLUGDISK_CHECKS) each thread records the locks it holds, so that
  * lock_assert_held() fails when the caller does not hold the lock, and lock_assert_none()
