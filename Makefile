@@ -55,11 +55,11 @@ CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)
 DAEMON_OBJ := $(DAEMON_SRC:%.c=$(B)/%.o)
 NBD_OBJ := $(NBD_SRC:%.c=$(B)/%.o)
 
-DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing libnbd libmicrohttpd)
+DAEMON_LIBS = $(call pc_libs,fuse3 libconfig libsystemd liburing libnbd libmicrohttpd json-c)
 CONF_LIBS = $(call pc_libs,libconfig)
 CHECK_LIBS = $(call pc_libs,check)
 
-$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing libmicrohttpd)
+$(B)/daemon/%.o: override CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing libmicrohttpd json-c)
 $(B)/conf/%.o: override CFLAGS += $(call pc_cflags,libconfig)
 $(NBD_OBJ): override CFLAGS += $(call pc_cflags,libnbd)
 
@@ -93,7 +93,7 @@ DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev chec
 # What building and running the daemon needs ('make run'). 'deps' installs it too, with
 # DEB_PACKAGES: always a superset.
 DEB_RUN_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev libsystemd-dev \
-	liburing-dev libnbd-dev libmicrohttpd-dev
+	liburing-dev libnbd-dev libmicrohttpd-dev libjson-c-dev
 
 # $(call deb_install,PACKAGES): apt-get install those of PACKAGES that are missing.
 deb_install = @missing=""; for p in $(1); do \

@@ -30,6 +30,7 @@
 #include "daemon/daemon.h"
 #include "daemon/explore/explore.h"
 #include "daemon/explore/explore_fuse.h"
+#include "daemon/explore/explore_merge.h"
 
 extern char **environ;
 
@@ -45,9 +46,10 @@ static void explore_usage(FILE *f)
 		"                        [--keep-failing DIR] [-k K] [--state ID] [--timeout T]\n"
 		"                        [--kinds LIST] [--windows A-B] [--states ID,A-B,...]\n"
 		"                        [--weights KIND=N,...] [--sampler stratified|uniform]\n"
-		"                        [--from-flush N | --from-mark TEXT]\n"
+		"                        [--from-flush N | --from-mark TEXT] [--shard I/N]\n"
 		"                        [--minimize] [--minimize-budget N]\n"
 		"                        LOG BASE_IMAGE -- CHECKER [ARG...]\n"
+		"       plugdisk explore --merge [--json] REPORT.json...\n"
 		"       plugdisk explore [-k K] --state ID --image OUT LOG BASE_IMAGE\n"
 		"       plugdisk explore --list-states [--json] [selection] LOG [BASE_IMAGE]\n"
 		"\n"
@@ -90,6 +92,10 @@ static void explore_usage(FILE *f)
 		"  --timeout T        kill a checker (and its process group) that runs longer than\n"
 		"                     T (seconds, or 90s, 5min); the state fails as timed out\n"
 		"  --image OUT        with --state: write the state's image to OUT, run nothing\n"
+		"  --shard I/N        check share I (0..N-1) of the chosen states (of the sample\n"
+		"                     under --budget): N such runs check what one run would\n"
+		"  --merge            join the --json reports of shards 0..N-1 into one report,\n"
+		"                     the one a run without --shard prints (text, or --json)\n"
 		"A state that failed its check exits 1; explore's own failure 3.\n");
 	pd_exit_help(f);
 }
@@ -354,7 +360,7 @@ static void progress(const struct xp *x, uint64_t done, uint64_t t0, bool final)
 	double s = (double)(clock_now_ns() - t0) / 1e9;
 
 	fprintf(stderr, "\rexplore: done %" PRIu64 ", left %" PRIu64 ", failed %" PRIu64
-		", %.0f states/min   %s", done, x->planned - done, x->nfails,
+		", %.0f states/min   %s", done, xp_run_states(x) - done, x->nfails,
 		s > 0 ? (double)x->checked * 60 / s : 0.0, final ? "\n" : "");
 }
 
@@ -549,7 +555,7 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 	struct ws_builder b;
 	struct xp_seen seen = { 0 };
 	char dir[] = "/tmp/plugdisk-explore.XXXXXX", mnt[64];
-	uint64_t t0 = clock_now_ns(), last = 0, done = 0;
+	uint64_t t0 = clock_now_ns(), last = 0, done = 0, todo = xp_run_states(x);
 	bool tty = isatty(STDERR_FILENO);
 	struct xf xf;
 	sigset_t chld, oldmask;
@@ -583,18 +589,17 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		goto out_dir;
 	ws_builder_init(&b);
 	b.stop = &xp_stop; /* a stop ends a long build too, not only the wait between states */
-	for (uint64_t n = 0; (n < x->planned || busy) && !ret;) {
+	for (uint64_t n = 0; (n < todo || busy) && !ret;) {
 		struct xp_slot *sl = NULL;
 		struct ws_state s;
-		uint64_t h[2], nacked;
-		int64_t mark;
+		uint64_t h[2];
 		int wstatus;
 
 		if (xp_stop) {
 			ret = -EINTR;
 			break;
 		}
-		if (busy == x->jobs || n == x->planned) {
+		if (busy == x->jobs || n == todo) {
 			/* With --timeout, wait for SIGCHLD (blocked, so that it is not lost)
 			 * 20 ms at a time, and look for checkers past their deadline. */
 			pid_t pid = reap_checker(!x->timeout_ns, &wstatus);
@@ -638,12 +643,8 @@ static int xp_run(struct xp *x, int base_fd, const uint64_t *ids)
 		if (ret)
 			break;
 		/* A duplicate has the same writes at the same places and tells its checker
-		 * the same marks: the same image after more acknowledged commits is a new
-		 * question for the checker. */
-		extmap_hash(&sl->map, x->log.map, h);
-		mark = ws_state_mark(&x->log, &s, &nacked);
-		h[0] ^= (nacked + 1) * 0x9e3779b97f4a7c15ull;
-		h[1] ^= (uint64_t)(mark + 2) * 0xc2b2ae3d27d4eb4full;
+		 * the same marks. */
+		xp_state_key(x, &s, &sl->map, h);
 		ret = seen_test_add(&seen, h);
 		if (ret > 0) {
 			ret = 0;
@@ -747,8 +748,12 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 		return ret == -ENOMEM ? 3 : 2;
 	}
 	ret = xp_select_states(x, &ids);
+	if (!ret && x->shard.count) {
+		ret = xp_shard_select(x, &ids, &xp_stop);
+		x->planned = x->shard.states;
+	}
 	if (ret)
-		status = ret == -ENOMEM ? 3 : 2;
+		status = ret == -ENOMEM || ret == -EINTR ? 3 : 2;
 	else
 		xp_list_states(x, ids, stdout);
 	free(ids);
@@ -761,7 +766,7 @@ int pd_explore_main(int argc, char **argv)
 {
 	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
 	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK,
-	       O_KEEP_MAX, O_MINIMIZE, O_MINIMIZE_BUDGET };
+	       O_KEEP_MAX, O_MINIMIZE, O_MINIMIZE_BUDGET, O_SHARD, O_MERGE };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
@@ -777,6 +782,7 @@ int pd_explore_main(int argc, char **argv)
 		{ "list-states", no_argument, 0, O_LIST },
 		{ "from-flush", required_argument, 0, O_FROM_FLUSH },
 		{ "from-mark", required_argument, 0, O_FROM_MARK },
+		{ "shard", required_argument, 0, O_SHARD },   { "merge", no_argument, 0, O_MERGE },
 		{ "help", no_argument, 0, 'h' },	       { 0, 0, 0, 0 },
 	};
 	struct xp x = { .seed = 1, .k = 2, .keep_max = XP_KEEP_MAX,
@@ -786,6 +792,7 @@ int pd_explore_main(int argc, char **argv)
 	struct stat st;
 	char err[512];
 	int opt, ret, base_fd, status;
+	bool merge = false;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	log_init("plugdisk explore", false, LOG_LVL_WARN);
@@ -873,6 +880,13 @@ int pd_explore_main(int argc, char **argv)
 			if (xp_parse_from_mark(&x.sel, optarg))
 				return 2;
 			break;
+		case O_SHARD:
+			if (xp_parse_shard(&x.shard, optarg))
+				return 2;
+			break;
+		case O_MERGE:
+			merge = true;
+			break;
 		case 'h':
 			explore_usage(stdout);
 			return 0;
@@ -881,6 +895,8 @@ int pd_explore_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (merge)
+		return xp_merge_main(&x, argc - optind, argv + optind);
 	if (argc - optind < (x.sel.list ? 1 : 2)) {
 		explore_usage(stderr);
 		return 2;
@@ -890,9 +906,9 @@ int pd_explore_main(int argc, char **argv)
 	x.log_path = argv[optind];
 	x.base_path = argv[optind + 1];
 	optind += 2;
-	if (x.has_state && x.sel.chosen) {
+	if (x.has_state && (x.sel.chosen || x.shard.count)) {
 		fprintf(stderr, "plugdisk explore: --state picks one state: no --kinds, --windows, "
-			"--states or --from-* with it\n");
+			"--states, --from-* or --shard with it\n");
 		return 2;
 	}
 	if (x.image) {
@@ -942,10 +958,16 @@ int pd_explore_main(int argc, char **argv)
 		ids = &x.state;
 	} else {
 		ret = xp_select_states(&x, &ids);
+		if (!ret)
+			ret = xp_shard_select(&x, &ids, &xp_stop);
 		if (ret) {
-			status = ret == -ENOMEM ? 3 : 2;
+			status = ret == -ENOMEM || ret == -EINTR ? 3 : 2;
 			goto out;
 		}
+	}
+	if ((x.json || x.shard.count) && xp_print_inputs(&x, base_fd)) {
+		status = 3;
+		goto out;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = xp_on_signal; /* no SA_RESTART: waitpid returns to see the flag */

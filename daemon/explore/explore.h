@@ -13,6 +13,7 @@
 #include "daemon/explore/explore_groups.h"
 #include "daemon/explore/explore_minimize.h"
 #include "daemon/explore/explore_select.h"
+#include "daemon/explore/explore_shard.h"
 
 /* A state the checker failed. */
 struct xp_fail {
@@ -42,9 +43,11 @@ struct xp {
 	uint64_t minimize_budget;	/* --minimize-budget: checker runs per state; 0 = none */
 	uint64_t timeout_ns;	/* --timeout: a checker's longest run; 0 = none */
 	struct xp_select sel;	/* --kinds, --windows, --states, --weights, --list-states */
+	struct xp_shard shard;	/* --shard I/N */
 
 	/* results */
 	struct ws_log log;
+	struct xp_print print;	/* the inputs' fingerprints, in --json and for --merge */
 	uint64_t planned;	/* states chosen (all, or the sample) */
 	bool sampled;
 	bool bad_checker;	/* the checker could not be started */

@@ -308,6 +308,10 @@ static void report_text(const struct xp *x, FILE *f)
 		fprintf(f, "explore: over the budget: %" PRIu64 " states %s with seed %" PRIu64
 			"\n", x->planned, x->sel.uniform ? "sampled uniformly" :
 			"spread over every kind and window", x->seed);
+	if (x->shard.count)
+		fprintf(f, "explore: shard %" PRIu64 " of 0-%" PRIu64 ": %" PRIu64 " of the %" PRIu64
+			" states (plugdisk explore --merge joins the shards' --json reports)\n",
+			x->shard.index, x->shard.count - 1, x->shard.states, x->planned);
 	if (x->sel.has_from_flush || x->sel.from_mark) {
 		fprintf(f, "explore: from ");
 		if (x->sel.from_mark)
@@ -367,7 +371,39 @@ static void report_text(const struct xp *x, FILE *f)
 	}
 	fprintf(f, "\nexplore: %" PRIu64 " states: %" PRIu64 " checked, %" PRIu64 " passed, %"
 		PRIu64 " failed, %" PRIu64 " skipped as identical to one checked\n",
-		x->planned, x->checked, x->passed, x->nfails, x->dups);
+		xp_run_states(x), x->checked, x->passed, x->nfails, x->dups);
+}
+
+/* What --merge needs to check that shards' reports add up, and to print their report as one
+ * run's: the options the report depends on, the inputs' fingerprints, the shard. */
+static void put_inputs_json(FILE *f, const struct xp *x)
+{
+	const struct xp_print *p = &x->print;
+
+	fprintf(f, "\"budget\":%" PRIu64 ",\"from_flush\":", x->budget);
+	if (x->sel.has_from_flush)
+		fprintf(f, "%" PRIu64, x->sel.from_flush);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"from_mark\":");
+	if (x->sel.from_mark)
+		put_json_str(f, x->sel.from_mark);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"timeout_ns\":%" PRIu64 ",\"keep_failing\":", x->timeout_ns);
+	if (x->keep_dir)
+		put_json_str(f, x->keep_dir);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"keep_max\":%" PRIu64 ",\"log_size\":%" PRIu64 ",\"log_hash\":\"%016"
+		PRIx64 "\",\"base_size\":%" PRIu64 ",\"base_hash\":\"%016" PRIx64 "\",\"plan_hash\":"
+		"\"%016" PRIx64 "\",\"shard\":", x->keep_max, p->log_size, p->log_hash, p->base_size,
+		p->base_hash, p->plan_hash);
+	if (x->shard.count)
+		fprintf(f, "{\"index\":%" PRIu64 ",\"count\":%" PRIu64 ",\"states\":%" PRIu64 "}",
+			x->shard.index, x->shard.count, x->shard.states);
+	else
+		fputs("null", f);
 }
 
 static void report_json(const struct xp *x, FILE *f)
@@ -386,7 +422,8 @@ static void report_json(const struct xp *x, FILE *f)
 		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups,
 		x->sel.uniform ? "uniform" : "stratified");
 	put_kinds(f, x, true);
-	fprintf(f, "},\"from_writes\":%" PRIu64, x->sel.from_ops);
+	fprintf(f, "},\"from_writes\":%" PRIu64 ",", x->sel.from_ops);
+	put_inputs_json(f, x);
 	put_groups_json(f, x);
 	fprintf(f, ",\"failures\":[");
 	for (uint64_t i = 0; i < x->nfails; i++) {

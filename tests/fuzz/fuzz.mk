@@ -31,7 +31,7 @@ $(FUZZ_B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call quiet,CC,$@)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_B)/daemon/%.o: FUZZ_CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing)
+$(FUZZ_B)/daemon/%.o: FUZZ_CFLAGS += $(call pc_cflags,fuse3 libsystemd liburing json-c)
 $(FUZZ_B)/core/backend/backend_nbd%.o: FUZZ_CFLAGS += $(call pc_cflags,libnbd)
 $(FUZZ_B)/conf/%.o: FUZZ_CFLAGS += $(call pc_cflags,libconfig)
 $(FUZZ_B)/tests/fuzz/%.o: FUZZ_CFLAGS += $(call pc_cflags,fuse3 libconfig)
