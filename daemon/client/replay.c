@@ -8,23 +8,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "conf/parse.h"
 #include "core/backend/backend.h"
 #include "core/cache/cache.h"
 #include "core/util/log.h"
 #include "core/cache/wlog.h"
+#include "core/crash/dmlog.h"
 #include "daemon/daemon.h"
 
 static void replay_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: plugdisk replay LOG --list\n"
+		"       plugdisk replay LOG --export-dm-log-writes OUT [--sector-size 512|4096]\n"
 		"       plugdisk replay LOG IMAGE --flush N\n"
 		"       plugdisk replay LOG IMAGE --crash N [--mode drop|prefix|subset|tear]\n"
 		"                          [--seed S] [--atomic BYTES]\n"
 		"\n"
-		"LOG is a cache.log write log. IMAGE must hold what the disk held when the log\n"
+		"LOG is a cache.log write log, or a dm-log-writes log (the kernel's target),\n"
+		"found by its magic. IMAGE must hold what the disk held when the log\n"
 		"began (a copy taken before plugdisk started, or zeros for a new disk).\n"
 		"  --list     the flushes in the log, with the writes before each, and the marks\n"
 		"  --flush N  apply every write the N-th completed flush made durable (0: none);\n"
@@ -32,6 +36,8 @@ static void replay_usage(FILE *f)
 		"  --crash N  as --flush N, then a power cut over the writes flush N left pending\n"
 		"             that completed before flush N+1 was issued, chosen by\n"
 		"             --mode (default subset) from --seed (default 1)\n"
+		"  --export-dm-log-writes OUT  write LOG as a dm-log-writes log, for xfstests'\n"
+		"             replay-log (sectors of --sector-size bytes, default 512)\n"
 		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
 		"A replay the log cannot meet exits 1, the image left as it was; a bad log exits 2\n"
 		"(the message names the record).\n");
@@ -288,8 +294,14 @@ int pd_replay_main(int argc, char **argv)
 		{ "list", no_argument, 0, 'l' },	{ "flush", required_argument, 0, 'f' },
 		{ "crash", required_argument, 0, 'c' }, { "mode", required_argument, 0, 'm' },
 		{ "seed", required_argument, 0, 's' },	{ "atomic", required_argument, 0, 'a' },
+		{ "export-dm-log-writes", required_argument, 0, 'x' },
+		{ "sector-size", required_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' },	{ 0, 0, 0, 0 },
 	};
+	const char *export_out = NULL;
+	uint64_t sector_size = 512, disk_size = 0;
+	struct dmlog_src src;
+	struct stat ist;
 	uint64_t n = 0, seed = 1, atomic = 0, applied = 0;
 	struct replay_plan plan;
 	int opt, mode = CACHE_CUT_SUBSET, what = 0, ret, status = 1;
@@ -307,15 +319,19 @@ int pd_replay_main(int argc, char **argv)
 	argv[0] = (char *)"plugdisk replay";	/* getopt's messages start with it */
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (opt) {
+		case 'x':
+			export_out = optarg;
+			/* fall through */
 		case 'l':
 		case 'f':
 		case 'c':
 			if (what) {
-				fprintf(stderr, "plugdisk replay: one of --list, --flush, --crash\n");
+				fprintf(stderr, "plugdisk replay: one of --list, --flush, --crash, "
+					"--export-dm-log-writes\n");
 				return 2;
 			}
 			what = opt;
-			if (opt != 'l' && conf_parse_u64_whole(optarg, &n)) {
+			if (opt != 'l' && opt != 'x' && conf_parse_u64_whole(optarg, &n)) {
 				fprintf(stderr, "plugdisk replay: not a number: %s\n", optarg);
 				return 2;
 			}
@@ -337,6 +353,14 @@ int pd_replay_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'S':
+			if (conf_parse_u64_whole(optarg, &sector_size) || sector_size < 512 ||
+			    sector_size > 4096 || (sector_size & (sector_size - 1))) {
+				fprintf(stderr, "plugdisk replay: bad --sector-size %s (512, 1024, 2048 "
+					"or 4096)\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			replay_usage(stdout);
 			return 0;
@@ -345,11 +369,37 @@ int pd_replay_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!what || optind >= argc || argc - optind != (what == 'l' ? 1 : 2)) {
+	if (!what || optind >= argc || argc - optind != (what == 'l' || what == 'x' ? 1 : 2)) {
 		replay_usage(stderr);
 		return 2;
 	}
-	ret = wlog_reader_open(&r, argv[optind]);
+	/* A dm-log-writes log is read as the write log it converts to, for the image's size
+	 * when the image is there (else the log's extent). */
+	if (what != 'l' && what != 'x' && !stat(argv[optind + 1], &ist) && S_ISREG(ist.st_mode))
+		disk_size = (uint64_t)ist.st_size;
+	ret = dmlog_src_open(&src, argv[optind], disk_size, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], err);
+		return ret == -EINVAL || ret == -EPROTO ? 2 : 1;
+	}
+	if (what == 'x') {
+		struct dmlog_summary ds;
+
+		ret = dmlog_from_wlog(src.path, export_out, (uint32_t)sector_size, &ds, err,
+				      sizeof(err));
+		dmlog_src_close(&src);
+		if (ret) {
+			fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], err);
+			return ret == -EINVAL || ret == -EPROTO ? 2 : 1;
+		}
+		printf("replay: %s: %" PRIu64 " entries: %" PRIu64 " writes (%" PRIu64 " bytes), %"
+		       PRIu64 " flushes, %" PRIu64 " discards, %" PRIu64 " marks, %" PRIu64
+		       "-byte sectors\n", export_out, ds.entries, ds.writes, ds.write_bytes,
+		       ds.flushes, ds.discards, ds.marks, sector_size);
+		return 0;
+	}
+	ret = wlog_reader_open(&r, src.path);
+	dmlog_src_close(&src); /* the reader holds the file */
 	if (!ret)
 		ret = wlog_validate(&r, &sum, err, sizeof(err));
 	else if (ret == -EPROTO)

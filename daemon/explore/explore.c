@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "conf/parse.h"
+#include "core/crash/dmlog.h"
 #include "core/util/clock.h"
 #include "core/util/log.h"
 #include "core/util/units.h"
@@ -726,10 +727,28 @@ static int bad(const char *what, const char *arg)
 	return 2;
 }
 
+/* Open x->log_path, a write log or a dm-log-writes log (converted, for a disk of
+ * @disk_size bytes). 0 or -errno, @err said. */
+static int xp_log_open(struct xp *x, uint64_t disk_size, char *err, size_t errlen)
+{
+	struct dmlog_src src;
+	char msg[400];
+	int ret = dmlog_src_open(&src, x->log_path, disk_size, msg, sizeof(msg));
+
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", x->log_path, msg);
+		return ret == -EPROTO ? -EINVAL : ret;
+	}
+	ret = ws_log_open(&x->log, src.path, x->k, err, errlen);
+	dmlog_src_close(&src); /* the log is mapped */
+	return ret;
+}
+
 /* --list-states [--json] [selection] LOG [BASE_IMAGE]: print the chosen states. */
 static int xp_list_main(struct xp *x, int argc, char **argv)
 {
-	uint64_t *ids = NULL;
+	uint64_t *ids = NULL, disk_size = 0;
+	struct stat st;
 	char err[512];
 	int ret, status = 0;
 
@@ -741,7 +760,9 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 	x->log_path = argv[0];
 	x->base_path = argc > 1 ? argv[1] : "";
 	x->sel.list_json = x->json;
-	ret = ws_log_open(&x->log, x->log_path, x->k, err, sizeof(err));
+	if (*x->base_path && !stat(x->base_path, &st) && S_ISREG(st.st_mode))
+		disk_size = (uint64_t)st.st_size;
+	ret = xp_log_open(x, disk_size, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk explore: %s\n", err);
 		xp_select_free(&x->sel);
@@ -933,7 +954,7 @@ int pd_explore_main(int argc, char **argv)
 			close(base_fd);
 		return 2;
 	}
-	ret = ws_log_open(&x.log, x.log_path, x.k, err, sizeof(err));
+	ret = xp_log_open(&x, (uint64_t)st.st_size, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "plugdisk explore: %s\n", err);
 		close(base_fd);
