@@ -89,7 +89,8 @@ static int put_held(struct exporter *x, uint64_t epoch)
 
 	for (; i < x->nheld && x->held[i].epoch <= epoch && !ret; i++)
 		ret = put_entry(x, 0, x->held[i].off, x->held[i].len, NULL, 0, x->held[i].data_pos);
-	memmove(x->held, x->held + i, (x->nheld - i) * sizeof(*x->held));
+	if (i)
+		memmove(x->held, x->held + i, (x->nheld - i) * sizeof(*x->held));
 	x->nheld -= i;
 	return ret;
 }

@@ -41,7 +41,7 @@ $(FUZZ_B)/libcore.a: $(FUZZ_CORE_OBJ)
 
 FUZZ_LINK = $(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -pthread -o $@ $^
 
-$(FUZZ_B)/fuzz_wlog $(FUZZ_B)/fuzz_fault_spec: $(FUZZ_B)/fuzz_%: $(FUZZ_B)/tests/fuzz/fuzz_%.o \
+$(FUZZ_B)/fuzz_wlog $(FUZZ_B)/fuzz_fault_spec $(FUZZ_B)/fuzz_dmlog: $(FUZZ_B)/fuzz_%: $(FUZZ_B)/tests/fuzz/fuzz_%.o \
 		$(FUZZ_B)/tests/fuzz/fuzz_util.o $(FUZZ_B)/libcore.a
 	$(call quiet,LD,$@)$(FUZZ_LINK) -lm
 
