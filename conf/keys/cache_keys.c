@@ -22,7 +22,8 @@ static const struct conf_key cache_keys[] = {
 	CONF_ENUM_KEY("cache.flush", cache.flush, cache_flush_names,
 		      "honour: a flush makes its writes durable; ignore: flushes lie"),
 	CONF_KEY("cache.atomic_write", CONF_U32, cache.atomic_write, 512, 16384, 0, 0,
-		 "bytes a write is all-or-nothing in at a power cut: 512, 1024 .. 16384"),
+		 "bytes a write is all-or-nothing in at a power cut: 512, 1024 .. 16384; a reload "
+		 "sets it for the writes cached after it, and cache.log records the change"),
 	CONF_ENUM_KEY("cache.powercut", cache.powercut, cache_cut_names,
 		      "what a power cut keeps: drop, prefix, subset or tear"),
 	CONF_KEY("cache.seed", CONF_U64, cache.seed, 0, UINT64_MAX, 0, CONF_RESTART,

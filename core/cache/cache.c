@@ -299,7 +299,13 @@ void cache_reconfigure(struct cache *c, const struct cache_params *p)
 	c->p.flush = p->flush;
 	c->p.destage_delay_ms = p->destage_delay_ms;
 	c->p.destage_rate = p->destage_rate;
-	c->p.atomic_write = p->atomic_write;
+	if (p->atomic_write != c->p.atomic_write) {
+		/* Writes cached from here on tear at the new unit; the log says so in order with
+		 * them (under the same lock), for replay and explore. */
+		c->p.atomic_write = p->atomic_write;
+		if (c->has_log)
+			wlog_append(&c->wlog, WLOG_ATOMIC, c->epoch, 0, p->atomic_write, NULL);
+	}
 	c->p.powercut = p->powercut;
 	pthread_cond_broadcast(&c->cond);
 	pthread_mutex_unlock(&c->lock);
@@ -323,6 +329,8 @@ void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *a
 	st->p = c->p;
 	st->epoch = c->epoch;
 	st->durable_epoch = c->durable_epoch;
+	st->log_errors = c->has_log && c->wlog.error;
+	st->log_lost_records = c->has_log ? c->wlog.lost : 0;
 	if (arm)
 		*arm = c->arm;
 	pthread_mutex_unlock(&c->lock);

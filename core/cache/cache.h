@@ -83,6 +83,9 @@ struct cache_stats {
 	uint64_t powercuts;
 	uint64_t last_cut_pending, last_cut_dropped;	/* bytes at the last cut */
 	uint64_t last_cut_seed;
+	/* The write log: write errors that cut it short (it stops at the first, so 0 or 1),
+	 * and the records it could not hold since. Not zeroed by cache_stats_reset(). */
+	uint64_t log_errors, log_lost_records;
 	struct cache_params p;	/* the parameters in force */
 };
 
@@ -230,7 +233,9 @@ void cache_set_held_below(struct cache *c, bool (*held)(void *arg), void *arg);
 void cache_thaw(struct cache *c);
 
 /* Apply new parameters live: flush, destage delay and rate, atomic unit, cut mode. mode,
- * size and seed stay as started (CONF_RESTART in conf/keys/cache_keys.c, as the log's path). */
+ * size and seed stay as started (CONF_RESTART in conf/keys/cache_keys.c, as the log's path).
+ * A new atomic unit applies to the writes cached from now on (a cut tears each write at the
+ * unit it was cached under) and goes into the write log as an ATOMIC record. */
 void cache_reconfigure(struct cache *c, const struct cache_params *p);
 
 /* Zero the counters (destaged, flushes, power cuts, the last cut's figures); the state

@@ -14,8 +14,10 @@
  *           uniform in 0..n: no kept write is newer than a dropped one;
  *   subset  each write independently: kept, dropped, or torn;
  *   tear    every write torn.
- * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write, aligned on
- * the disk) and each piece is kept or dropped on its own; inside a unit it is all or nothing.
+ * Torn: the write is split at the atomic unit's boundaries (cache.atomic_write when the write
+ * was cached, aligned on the disk: a reload changes the unit of the writes cached after it,
+ * as the write log's ATOMIC record says) and each piece is kept or dropped on its own;
+ * inside a unit it is all or nothing.
  * Kept pieces are written in completion order, to c->image (the backend below the faults,
  * in the daemon), so that no stall holds the cut. Bytes outside a write's range never change.
  * The seed is logged with the cut's summary, every choice at debug level, and the same seed
@@ -141,8 +143,6 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	struct cache_write *list, *w, *next;
 	uint64_t rng = seed, pending = 0, kept_bytes = 0, nkept = 0, ntorn = 0, ndropped = 0;
 	uint64_t n = 0, prefix = 0, nflight, flight_bytes;
-	/* The unit in force when the power went: a reload may change c->p meanwhile. */
-	uint64_t unit = c->p.atomic_write;
 	int ret = 0;
 
 	if (mode < 0 || mode >= CACHE_CUT_NR)
@@ -168,7 +168,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 		prefix = prng_splitmix64(&rng) % (n + 1);
 
 	for (w = list; w; w = w->next) {
-		uint64_t nunits = write_units(w, unit);
+		uint64_t unit = w->unit, nunits = write_units(w, unit);
 		uint8_t keepbuf[64], *keep = keepbuf;
 		const char *what;
 		uint64_t kept = 0;

@@ -18,6 +18,8 @@ struct cache_write {
 	uint64_t seq;		/* completion order */
 	uint64_t epoch;
 	uint64_t offset, len;	/* bytes */
+	uint32_t unit;		/* cache.atomic_write when it was cached: a cut tears it at
+				 * this, as the write log's ATOMIC records say */
 	uint64_t cached_ns;	/* when it completed */
 	bool destaging;		/* c->lock: being written to the image */
 	bool detached;		/* c->lock: off the list, freed by the last reader */

@@ -167,6 +167,7 @@ static int cache_write(struct cache *c, struct request *rq)
 	}
 	w->seq = ++c->seq;
 	w->epoch = c->epoch;
+	w->unit = c->p.atomic_write;
 	w->cached_ns = cache_now(c);
 	/* Supersede what it covers in its epoch; note whether an older write overlaps. */
 	if (c->head) {

@@ -32,10 +32,13 @@ size_t cache_format_stats(struct cache *c, char *buf, size_t len)
 		     "cache_powercuts %" PRIu64 "\n"
 		     "cache_last_cut_pending_bytes %" PRIu64 "\n"
 		     "cache_last_cut_dropped_bytes %" PRIu64 "\n"
-		     "cache_last_cut_seed %" PRIu64 "\n",
+		     "cache_last_cut_seed %" PRIu64 "\n"
+		     "cache_log_errors %" PRIu64 "\n"
+		     "cache_log_lost_records %" PRIu64 "\n",
 		     c ? 1 : 0, st.powered ? 1 : 0, st.size, st.dirty_bytes, st.dirty_writes,
 		     st.destaged_bytes, st.destaged_writes, st.p.destage_rate, st.flushes,
 		     st.flushes_ignored, st.epoch, st.durable_epoch, st.powercuts,
-		     st.last_cut_pending, st.last_cut_dropped, st.last_cut_seed);
+		     st.last_cut_pending, st.last_cut_dropped, st.last_cut_seed, st.log_errors,
+		     st.log_lost_records);
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
 }

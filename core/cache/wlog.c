@@ -106,14 +106,19 @@ void wlog_append_flags(struct wlog *l, enum wlog_type type, uint32_t flags, uint
 	const char *call;
 	int cnt = 1, ret;
 
-	if (l->fd < 0 || l->error)
+	if (l->fd < 0)
 		return;
+	if (l->error) {
+		l->lost++;
+		return;
+	}
 	if (type == WLOG_ATOMIC && l->version < 3) { /* before the record that needs it */
 		uint32_t v = 3;
 
 		ret = wlog_patch_hdr(l, offsetof(struct wlog_hdr, version), &v, sizeof(v), &call);
 		if (ret) {
 			wlog_cut_short(l, ret, call);
+			l->lost++;
 			return;
 		}
 		l->version = v;
@@ -127,8 +132,10 @@ void wlog_append_flags(struct wlog *l, enum wlog_type type, uint32_t flags, uint
 		}
 	}
 	ret = wlog_write(l, iov, cnt, &call);
-	if (ret)
+	if (ret) {
 		wlog_cut_short(l, ret, call);
+		l->lost++;
+	}
 }
 
 void wlog_close(struct wlog *l)

@@ -21,7 +21,8 @@
  *     MARK    (6, version 2) a mark (the control file's "mark TEXT"): len bytes of text
  *             follow, as a write's data; epoch: the open epoch then.
  *     ATOMIC  (7, version 3) the atomic write unit changed (a reload): len is the new unit,
- *             in force for the cuts from here on; epoch: the open epoch then.
+ *             at which a cut tears the writes logged after it (those before it keep the
+ *             unit they were cached under); epoch: the open epoch then.
  * Every field is checked by one validator (wlog_validate*) before a reader acts on the log:
  * a write or a discard of 1..2^32 (a discard: any length > 0) bytes inside the disk, epochs
  * of writes and discards that never go back, the fields a record does not use zero.
@@ -83,6 +84,7 @@ struct wlog {
 	int error;	/* the first write error (-errno); logging stops after it */
 	uint64_t size;	/* bytes written: where the next record goes */
 	uint32_t version;	/* the header's version now */
+	uint64_t lost;	/* records not written since the write error */
 };
 
 /* Create (truncate) @path and write the header. 0 or -errno (logged). */

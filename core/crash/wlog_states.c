@@ -14,7 +14,8 @@
  * later writes of their epoch covered some pending writes whole (the cache supersedes those,
  * so its prefix cuts skip them), every prefix of the others with those lost; then, for
  * each write that spans atomic units, the ops before it with some of its units (the first m
- * or the last m). Ids run over the windows in log order, so an id names the same state for
+ * or the last m). A write's unit is the one in force when it was logged: the header's, or
+ * that of the last ATOMIC record (a reload) before it, as the cache tears it. Ids run over the windows in log order, so an id names the same state for
  * the same log and k whatever is sampled. A flush under cache.flush = ignore is a barrier
  * that makes nothing durable. The log is read up to its first power cut. */
 #include <errno.h>
@@ -50,8 +51,9 @@ static int grow(void **v, uint64_t *cap, uint64_t n, size_t size)
 
 uint64_t ws_op_units(const struct ws_log *l, const struct ws_op *op)
 {
-	uint64_t a = l->hdr.atomic_write ? l->hdr.atomic_write : 4096;
+	uint64_t a = op->unit;
 
+	(void)l;
 	if (!op->data)
 		return 1;
 	return (op->off + op->len - 1) / a - op->off / a + 1;
@@ -213,6 +215,7 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 {
 	uint64_t opcap = 0, wincap = 0, markcap = 0, flushes = 0, durable = 0, dptr = 0;
 	uint64_t max_epoch = 0, rpos = 0;
+	uint32_t unit;
 	struct wlog_reader r;
 	char msg[256];
 	struct wlog_rec rec;
@@ -235,6 +238,7 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	}
 	r.skip_data = true;
 	l->hdr = r.hdr;
+	unit = r.hdr.atomic_write; /* validated: a power of two */
 	l->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (l->fd < 0 || fstat(l->fd, &st)) {
 		ret = -errno;
@@ -273,6 +277,11 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 				if (!m->text)
 					ret = -ENOMEM;
 			}
+			continue;
+		}
+		/* A reload changed the atomic unit: the writes logged after it tear at it. */
+		if (rec.type == WLOG_ATOMIC) {
+			unit = (uint32_t)rec.len;
 			continue;
 		}
 		/* A failed flush made nothing durable and ends no window: a cut after it may
@@ -314,7 +323,7 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 					 l->nops + 1);
 		l->ops[l->nops++] = (struct ws_op){
 			.off = rec.offset, .len = rec.len, .epoch = rec.epoch, .pos = rpos,
-			.data = rec.type == WLOG_WRITE ? l->map + r.data_pos : NULL,
+			.unit = unit, .data = rec.type == WLOG_WRITE ? l->map + r.data_pos : NULL,
 		};
 		if (rec.type == WLOG_DISCARD) {
 			durable = l->nops;
@@ -488,7 +497,7 @@ void ws_state_torn_range(const struct ws_log *l, const struct ws_state *s, uint6
 			 uint64_t *len)
 {
 	const struct ws_op *op = &l->ops[l->win[s->win].durable + s->j];
-	uint64_t a = l->hdr.atomic_write ? l->hdr.atomic_write : 4096;
+	uint64_t a = op->unit;
 	uint64_t u = ws_op_units(l, op), first = op->off / a, end = op->off + op->len, cut;
 
 	if (!s->tail) { /* units 0 .. m-1 */

@@ -18,6 +18,8 @@ struct ws_op {
 	const uint8_t *data;	/* in the mapped log; NULL for a discard (zeros) */
 	uint64_t epoch;
 	uint64_t pos;		/* the record's file offset */
+	uint32_t unit;		/* the atomic write unit it tears at: the header's, or the
+				 * last ATOMIC record's before it */
 };
 
 enum ws_barrier_kind {
@@ -112,7 +114,7 @@ int ws_state_keeps(const struct ws_log *l, const struct ws_state *s, uint64_t i)
  * the same epoch? The cache then dropped it, unless it was being destaged or read then. */
 bool ws_op_overwritten(const struct ws_log *l, const struct ws_window *w, uint64_t i);
 
-/* Atomic units a pending op spans (a discard: 1). */
+/* Atomic units (of its own unit, op->unit) a pending op spans (a discard: 1). */
 uint64_t ws_op_units(const struct ws_log *l, const struct ws_op *op);
 
 /* The kept range of the torn op's unit run: [*off, *off + *len). */

@@ -38,7 +38,8 @@ static void replay_usage(FILE *f)
 		"             --mode (default subset) from --seed (default 1)\n"
 		"  --export-dm-log-writes OUT  write LOG as a dm-log-writes log, for xfstests'\n"
 		"             replay-log (sectors of --sector-size bytes, default 512)\n"
-		"  --atomic   the atomic write unit for tearing (default: the log's)\n"
+		"  --atomic   the atomic write unit for tearing every write (default: the unit\n"
+		"             in force when each was logged; --list shows the changes)\n"
 		"A replay the log cannot meet exits 1, the image left as it was; a bad log exits 2\n"
 		"(the message names the record).\n");
 	pd_exit_help(f);
@@ -84,8 +85,8 @@ static int replay_list(struct wlog_reader *r, const struct wlog_summary *sum)
 			printf("cut after %" PRIu64 " writes; replay stops here\n", writes);
 			return 0;
 		case WLOG_ATOMIC:
-			printf("atomic write %" PRIu64 " after %" PRIu64 " writes: later cuts tear at "
-			       "it\n", rec.len, writes);
+			printf("atomic write %" PRIu64 " after %" PRIu64 " writes: a reload; the "
+			       "writes from here on tear at it\n", rec.len, writes);
 			break;
 		case WLOG_MARK:
 			printf("mark after %" PRIu64 " writes: ", writes);
@@ -202,8 +203,8 @@ struct replay_plan {
 	uint64_t pending_max;	/* crash: the epoch flush n+1 closed (UINT64_MAX: none); the
 				 * writes of epochs in (durable, pending_max] go through the cut */
 	uint64_t flushes;	/* FLUSH records read, up to flush n (n + 1), a cut or the end */
-	uint32_t atomic;	/* the last atomic unit change read (0: none): the unit in force
-				 * at the crash's cut */
+	uint64_t atomic_changes;	/* ATOMIC records read (reloads that changed the unit) */
+	bool atomic_fixed;	/* --atomic: one unit for every write, whatever the log says */
 };
 
 /* Whether @rec ends the replay's part of the log, counting it into @plan. */
@@ -231,18 +232,29 @@ static int replay_scan(struct wlog_reader *r, struct replay_plan *plan)
 	int ret;
 
 	plan->durable = plan->flushes = 0;
-	plan->atomic = 0;
+	plan->atomic_changes = 0;
 	plan->pending_max = UINT64_MAX;
 	if (plan->n == 0 && !plan->crash)
 		return 0;
 	r->skip_data = true;
 	while ((ret = wlog_next(r, &rec)) > 0) {
 		if (rec.type == WLOG_ATOMIC)
-			plan->atomic = (uint32_t)rec.len;
+			plan->atomic_changes++;
 		if (replay_at_end(plan, &rec, true))
 			return 0;
 	}
 	return ret;
+}
+
+/* A reload changed the atomic unit: the pending writes cached from here on tear at it, as
+ * the daemon's did. */
+static void replay_set_unit(struct cache *c, uint32_t unit)
+{
+	struct cache_stats st;
+
+	cache_snapshot(c, &st, NULL);
+	st.p.atomic_write = unit;
+	cache_reconfigure(c, &st.p);
 }
 
 /* The second pass: the durable writes and discards straight to the image (they are a prefix
@@ -269,6 +281,8 @@ static int replay_apply(struct wlog_reader *r, struct backend *be, struct cache 
 	while (!done && (ret = wlog_next(r, &rec)) > 0) {
 		ret = 0;
 		done = replay_at_end(plan, &rec, false);
+		if (rec.type == WLOG_ATOMIC && !plan->atomic_fixed)
+			replay_set_unit(c, (uint32_t)rec.len);
 		if ((rec.type != WLOG_WRITE && rec.type != WLOG_DISCARD) || rec.epoch > limit)
 			continue;
 		if (rec.type == WLOG_DISCARD)
@@ -462,7 +476,10 @@ int pd_replay_main(int argc, char **argv)
 	p.mode = CACHE_MODE_WRITEBACK;
 	p.size = UINT64_MAX / 2;	/* an epoch stays whole in the cache, however large */
 	p.destage_delay_ms = 3600000;
-	p.atomic_write = atomic ? (uint32_t)atomic : plan.atomic ? plan.atomic : r.hdr.atomic_write;
+	/* Each pending write tears at the unit in force when it was logged (the header's, then
+	 * each ATOMIC record's), unless --atomic names one for all. */
+	plan.atomic_fixed = atomic != 0;
+	p.atomic_write = atomic ? (uint32_t)atomic : r.hdr.atomic_write;
 	p.powercut = (uint32_t)mode;
 	p.seed = seed;
 	ret = cache_init(&c, &p, backend_exec, &be, NULL, NULL);
@@ -485,10 +502,12 @@ int pd_replay_main(int argc, char **argv)
 		cache_powercut(&c, mode, seed, "replay");
 		cache_snapshot(&c, &st, NULL);
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied, then a %s cut with seed "
-		       "%" PRIu64 ", atomic write %" PRIu32 ": %" PRIu64 " of %" PRIu64
+		       "%" PRIu64 ", atomic write %" PRIu32 "%s: %" PRIu64 " of %" PRIu64
 		       " pending bytes lost\n",
-		       n, applied, cache_cut_names[mode], seed, p.atomic_write, st.last_cut_dropped,
-		       st.last_cut_pending);
+		       n, applied, cache_cut_names[mode], seed, p.atomic_write,
+		       !atomic && plan.atomic_changes ? " at first, then as the log's reloads say"
+						      : "",
+		       st.last_cut_dropped, st.last_cut_pending);
 	} else {
 		printf("replay: flush %" PRIu64 ", %" PRIu64 " writes applied\n", n, applied);
 	}

@@ -597,8 +597,8 @@ static void hook_shrink_unit(struct mem *mm, struct request *rq)
 	cache_reconfigure(hook_cache, &np);
 }
 
-/* A cut tears at the unit in force when the power went, though a reload changes it while the
- * cut writes what it keeps: every aligned 4 KiB unit is all or nothing. */
+/* A cut tears each write at the unit it was cached under, though a reload changes the unit
+ * while the cut writes what it keeps: every aligned 4 KiB unit is all or nothing. */
 START_TEST(test_cut_tears_at_the_unit_of_the_cut)
 {
 	for (uint64_t seed = 1; seed <= 5; seed++) {
@@ -620,6 +620,69 @@ START_TEST(test_cut_tears_at_the_unit_of_the_cut)
 				      (unsigned long long)seed, u);
 		finish(&c);
 	}
+}
+END_TEST
+
+/* A reload from 4096 to 512 between writes: the writes cached before it tear at 4 KiB units,
+ * those after it at 512 bytes, and the write log holds the change between them (version 3),
+ * so that replay and explore tear each write as the cut did. */
+START_TEST(test_reload_changes_the_unit_of_later_writes)
+{
+	char path[] = "/tmp/plugdisk-test-cache-log.XXXXXX";
+	bool small_tear = false;
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		struct cache_params p, np;
+		struct wlog_reader r;
+		struct wlog_rec rec;
+		uint32_t types[16];
+		unsigned int n = 0;
+		struct cache c;
+
+		params_no_destage(&p);
+		p.size = IMG;
+		p.atomic_write = 4096;
+		start(&c, &p);
+		ck_assert_int_eq(cache_open_log(&c, path, IMG), 0);
+		for (unsigned int i = 0; i < 4; i++)
+			ck_assert_int_eq(wr(&c, i * 65536, 65536, 0xa1), 0);
+		np = p;
+		np.atomic_write = 512;
+		cache_reconfigure(&c, &np);
+		for (unsigned int i = 4; i < 8; i++)
+			ck_assert_int_eq(wr(&c, i * 65536, 65536, 0xb2), 0);
+		ck_assert_int_eq(cache_powercut(&c, CACHE_CUT_TEAR, seed, "test"), 0);
+		for (unsigned int u = 0; u < 4 * 16; u++)
+			ck_assert_msg(img_is(u * 4096, 4096, 0xa1) || img_is(u * 4096, 4096, 0),
+				      "seed %llu: 4 KiB unit %u of a write cached before the reload "
+				      "partly written", (unsigned long long)seed, u);
+		for (unsigned int u = 4 * 128; u < 8 * 128; u++) {
+			ck_assert(img_is(u * 512, 512, 0xb2) || img_is(u * 512, 512, 0));
+			if (!(u % 8))
+				small_tear |= !img_is(u * 512, 4096, 0xb2) && !img_is(u * 512, 4096, 0);
+		}
+		finish(&c);
+
+		ck_assert_int_eq(wlog_reader_open(&r, path), 0);
+		ck_assert_uint_eq(r.hdr.version, 3);
+		ck_assert_uint_eq(r.hdr.atomic_write, 4096);
+		r.skip_data = true;
+		while (n < 16 && wlog_next(&r, &rec) == 1) {
+			if (rec.type == WLOG_ATOMIC)
+				ck_assert_uint_eq(rec.len, 512);
+			types[n++] = rec.type;
+		}
+		wlog_reader_close(&r);
+		ck_assert_uint_eq(n, 10);
+		for (unsigned int i = 0; i < n; i++)
+			ck_assert_uint_eq(types[i], i < 4 || (i > 4 && i < 9) ? WLOG_WRITE
+						   : i == 4 ? WLOG_ATOMIC : WLOG_CUT);
+	}
+	ck_assert_msg(small_tear, "no seed tore a write cached after the reload inside 4 KiB");
+	unlink(path);
 }
 END_TEST
 
@@ -1276,6 +1339,7 @@ int main(void)
 	tcase_add_test(tc, test_cut_tear_tears_every_write_at_the_unit);
 	tcase_add_test(tc, test_small_writes_are_atomic_and_neighbours_untouched);
 	tcase_add_test(tc, test_cut_tears_at_the_unit_of_the_cut);
+	tcase_add_test(tc, test_reload_changes_the_unit_of_later_writes);
 	tcase_add_test(tc, test_requests_in_flight_at_a_cut_fail);
 	tcase_add_test(tc, test_seed_replays);
 	tcase_add_test(tc, test_arm_at_nth_flush);

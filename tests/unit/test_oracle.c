@@ -57,7 +57,8 @@ struct op {
 	uint32_t id;		/* WRITE: its stamp */
 	uint64_t woff, wlen;	/* DISCARD: a write that completes while it is in flight */
 	uint32_t wid;		/* 0: none */
-	uint64_t arg;		/* TICK: steps; RELOAD: what changes */
+	uint64_t arg;		/* TICK: steps; RELOAD: 1 flush ignore, 2 no destage delay,
+				 * 3 a new atomic unit (flush and delay back to the start's) */
 };
 
 struct workload {
@@ -300,6 +301,8 @@ static void run_live(const struct workload *w, int mode, struct live *lv)
 		case OP_RELOAD:
 			p.flush = o->arg == 1 ? CACHE_FLUSH_IGNORE : CACHE_FLUSH_HONOUR;
 			p.destage_delay_ms = o->arg == 2 ? 0 : 10;
+			if (o->arg == 3) /* a new atomic unit for the writes from here on */
+				p.atomic_write = p.atomic_write == 512 ? 4096 : p.atomic_write / 2;
 			cache_reconfigure(&c, &p);
 			break;
 		}

@@ -177,6 +177,51 @@ START_TEST(test_failed_flush_ends_no_window)
 }
 END_TEST
 
+/* An atomic unit change (a reload) in the log: the write before it tears at the header's
+ * 4 KiB units, the one after it at 512 bytes: tear states and their kept ranges follow. */
+START_TEST(test_atomic_record_sets_the_unit_of_later_writes)
+{
+	uint64_t seen[2] = { 0, 0 };
+	struct ws_log l;
+	struct wlog w;
+	char err[256];
+
+	memset(blk[0], 'A', sizeof(blk[0]));
+	make_path();
+	ck_assert_int_eq(wlog_open(&w, path, 1 << 20, 4096), 0);
+	wlog_append(&w, WLOG_WRITE, 1, 0, 8192, blk[0]);	/* 2 units of 4096 */
+	wlog_append(&w, WLOG_ATOMIC, 1, 0, 512, NULL);
+	wlog_append(&w, WLOG_WRITE, 1, 65536, 8192, blk[0]);	/* 16 units of 512 */
+	wlog_close(&w);
+	ck_assert_int_eq(ws_log_open(&l, path, 2, err, sizeof(err)), 0);
+	ck_assert_uint_eq(l.nops, 2);
+	ck_assert_uint_eq(l.ops[0].unit, 4096);
+	ck_assert_uint_eq(l.ops[1].unit, 512);
+	ck_assert_uint_eq(ws_op_units(&l, &l.ops[0]), 2);
+	ck_assert_uint_eq(ws_op_units(&l, &l.ops[1]), 16);
+	/* flush + 2 prefixes + 1 subset + 2 tears of the first + 2 * 8 of the second */
+	ck_assert_uint_eq(l.nstates, 1 + 2 + 1 + 2 + 16);
+	for (uint64_t id = 0; id < l.nstates; id++) {
+		struct ws_state s;
+		uint64_t off, len;
+
+		ws_state_decode(&l, id, &s);
+		if (s.kind != WS_K_TORN)
+			continue;
+		ws_state_torn_range(&l, &s, &off, &len);
+		ck_assert_uint_eq(off % l.ops[s.j].unit, 0);
+		ck_assert_uint_eq(len % l.ops[s.j].unit, 0);
+		ck_assert_uint_gt(len, 0);
+		ck_assert_uint_lt(len, 8192);
+		seen[s.j]++;
+	}
+	ck_assert_uint_eq(seen[0], 2);
+	ck_assert_uint_eq(seen[1], 16);
+	ws_log_close(&l);
+	unlink(path);
+}
+END_TEST
+
 START_TEST(test_states_decode_one_to_one)
 {
 	struct ws_log l;
@@ -502,6 +547,7 @@ int main(void)
 	tcase_add_test(tc, test_extmap_hash_sees_sources);
 	tcase_add_test(tc, test_windows_and_counts);
 	tcase_add_test(tc, test_failed_flush_ends_no_window);
+	tcase_add_test(tc, test_atomic_record_sets_the_unit_of_later_writes);
 	tcase_add_test(tc, test_states_decode_one_to_one);
 	tcase_add_test(tc, test_state_contents_and_marks);
 	tcase_add_test(tc, test_acknowledged_then_lost_is_a_state);

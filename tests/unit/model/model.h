@@ -220,6 +220,9 @@ struct vop {
 	bool is_write;		/* a write that the cache holds (not a discard) */
 	bool live;		/* issued in this power cycle, or in flight at the last cut */
 	int stepno;		/* the step that issued it */
+	uint32_t unit;		/* bytes: the smallest cache.atomic_write in force while it was
+				 * in flight (a cut tears a write at the unit it was cached
+				 * under); 0: run->atomic */
 };
 
 /* A request handed to an actor. */

@@ -187,13 +187,18 @@ static bool shows_base(const struct run *r, uint32_t b, uint32_t val)
 	return true;
 }
 
+/* The atomic unit, in blocks, at which a cut may tear write @w: the one it was cached under. */
+static uint32_t vop_unit(const struct run *r, const struct vop *w)
+{
+	return (w->unit ? w->unit : r->atomic) / BLK;
+}
+
 /* Check the image after a cut against the model, then start the next power cycle from it. */
 void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post)
 {
 	int64_t vi[NBLK], vx[NBLK];
 	uint8_t ust[MAXV][MAXUNITS];	/* per write and unit: 1 kept, 2 lost */
 	bool pending[MAXV];
-	uint32_t unit = r->atomic / BLK;
 	/* A destage an error fault failed, or holds to fail it (a stall over an error: no I/O,
 	 * even once the fault is gone), loses its write: no order to read from the image. */
 	bool constrained = !r->nwerr_live && !r->werr_seen;
@@ -251,19 +256,19 @@ void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post)
 		bool base = shows_base(r, b, x);
 
 		if (vx[b] != vi[b] && x && pending[x])
-			ust[x][b / unit - r->v[x].blk / unit] |= 1;
+			ust[x][b / vop_unit(r, &r->v[x]) - r->v[x].blk / vop_unit(r, &r->v[x])] |= 1;
 		if (!x && !base)
 			continue; /* zeroes of someone live: no order to read from them */
 		for (uint32_t i = 1; i < r->nv; i++) {
 			const struct vop *w = &r->v[i];
 
 			if (pending[i] && covers(w, b) && i != x && (base || r->v[x].done < w->issue))
-				ust[i][b / unit - w->blk / unit] |= 2;
+				ust[i][b / vop_unit(r, w) - w->blk / vop_unit(r, w)] |= 2;
 		}
 	}
 	for (uint32_t i = 1; i < r->nv; i++) {
 		const struct vop *w = &r->v[i];
-		uint32_t nu = (w->blk + w->nblk - 1) / unit - w->blk / unit + 1;
+		uint32_t unit = vop_unit(r, w), nu = (w->blk + w->nblk - 1) / unit - w->blk / unit + 1;
 		uint8_t all = 0;
 
 		if (!pending[i])
@@ -272,7 +277,7 @@ void check_cut(struct run *r, int mode, const uint8_t *pre, const uint8_t *post)
 			if (ust[i][u] == 3) {
 				diverge(r, "cut-unit", "a %s cut left the write of step %d (blocks "
 					"%u+%u) both kept and lost inside one %u-byte atomic unit",
-					cache_cut_names[mode], w->stepno, w->blk, w->nblk, r->atomic);
+					cache_cut_names[mode], w->stepno, w->blk, w->nblk, unit * BLK);
 				return;
 			}
 			all |= ust[i][u];

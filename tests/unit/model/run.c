@@ -155,6 +155,9 @@ static void run_inline(struct run *r, const struct step *st, int stepno)
 			diverge(r, "reload", "chain_reconfigure: %s", err);
 		r->flush_mode = p.flush;
 		r->atomic = p.atomic_write;
+		for (uint32_t i = 1; i < r->nv; i++) /* in flight: cached under either unit */
+			if (r->v[i].done == NEVER && r->v[i].unit > r->atomic)
+				r->v[i].unit = r->atomic;
 		r->cut_mode = p.powercut;
 		break;
 	}
@@ -259,6 +262,7 @@ static void run_step(struct run *r, const struct step *st, int stepno)
 		w->is_write = st->k != K_DISCARD;
 		w->live = true;
 		w->stepno = stepno;
+		w->unit = r->atomic;
 		for (uint32_t b = st->blk; b < st->blk + st->nblk; b++)
 			r->hist[b][r->nh[b]++] = (uint16_t)r->nv;
 		j->vop = (int)r->nv++;
