@@ -48,7 +48,7 @@ pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
 NBD_SRC := $(wildcard core/backend/backend_nbd*.c)
 CORE_SRC := $(filter-out $(NBD_SRC),$(wildcard core/*.c core/*/*.c))
 CONF_SRC := $(wildcard conf/*.c conf/*/*.c)
-DAEMON_SRC := $(wildcard daemon/*.c daemon/*/*.c)
+DAEMON_SRC := $(wildcard daemon/*.c daemon/*/*.c daemon/*/*/*.c)
 
 CORE_OBJ := $(CORE_SRC:%.c=$(B)/%.o)
 CONF_OBJ := $(CONF_SRC:%.c=$(B)/%.o)

@@ -80,6 +80,8 @@ static void explore_usage(FILE *f)
 		"  --from-mark TEXT   the same from the first mark TEXT\n"
 		"  --list-states      print the chosen states (id, kind, window, flush, writes kept,\n"
 		"                     dropped and torn, marks), run nothing; with --json as JSON\n"
+		"  --owners           with --list-states: name each write's owner on the image's\n"
+		"                     filesystem (a report names its failures' always)\n"
 		"  -j, --jobs N       checkers at once (default: the CPU count)\n"
 		"  --seed S           the sample's seed (default 1)\n"
 		"  -k K               drop up to K writes of a large window (0..3, default 2)\n"
@@ -768,6 +770,12 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 		xp_select_free(&x->sel);
 		return ret == -ENOMEM ? 3 : 2;
 	}
+	if (x->owners_shown && !(x->owner = xp_owner_new(&x->log, x->base_path))) {
+		fprintf(stderr, "plugdisk explore: out of memory\n");
+		ws_log_close(&x->log);
+		xp_select_free(&x->sel);
+		return 3;
+	}
 	ret = xp_select_states(x, &ids);
 	if (!ret && x->shard.count) {
 		ret = xp_shard_select(x, &ids, &xp_stop);
@@ -778,6 +786,7 @@ static int xp_list_main(struct xp *x, int argc, char **argv)
 	else
 		xp_list_states(x, ids, stdout);
 	free(ids);
+	xp_owner_free(x->owner);
 	ws_log_close(&x->log);
 	xp_select_free(&x->sel);
 	return status;
@@ -787,7 +796,7 @@ int pd_explore_main(int argc, char **argv)
 {
 	enum { O_BUDGET = 256, O_SEED, O_JSON, O_KEEP, O_STATE, O_IMAGE, O_TIMEOUT, O_KINDS,
 	       O_WINDOWS, O_STATES, O_WEIGHTS, O_SAMPLER, O_LIST, O_FROM_FLUSH, O_FROM_MARK,
-	       O_KEEP_MAX, O_MINIMIZE, O_MINIMIZE_BUDGET, O_SHARD, O_MERGE };
+	       O_KEEP_MAX, O_MINIMIZE, O_MINIMIZE_BUDGET, O_SHARD, O_MERGE, O_OWNERS };
 	static const struct option lo[] = {
 		{ "budget", required_argument, 0, O_BUDGET }, { "jobs", required_argument, 0, 'j' },
 		{ "seed", required_argument, 0, O_SEED },     { "json", no_argument, 0, O_JSON },
@@ -801,6 +810,7 @@ int pd_explore_main(int argc, char **argv)
 		{ "states", required_argument, 0, O_STATES }, { "weights", required_argument, 0, O_WEIGHTS },
 		{ "sampler", required_argument, 0, O_SAMPLER },
 		{ "list-states", no_argument, 0, O_LIST },
+		{ "owners", no_argument, 0, O_OWNERS },
 		{ "from-flush", required_argument, 0, O_FROM_FLUSH },
 		{ "from-mark", required_argument, 0, O_FROM_MARK },
 		{ "shard", required_argument, 0, O_SHARD },   { "merge", no_argument, 0, O_MERGE },
@@ -893,6 +903,9 @@ int pd_explore_main(int argc, char **argv)
 		case O_LIST:
 			x.sel.list = true;
 			break;
+		case O_OWNERS:
+			x.owners_shown = true;
+			break;
 		case O_FROM_FLUSH:
 			if (xp_parse_from_flush(&x.sel, optarg))
 				return 2;
@@ -924,6 +937,11 @@ int pd_explore_main(int argc, char **argv)
 	}
 	if (x.sel.list)
 		return xp_list_main(&x, argc - optind, argv + optind);
+	if (x.owners_shown) {
+		fprintf(stderr, "plugdisk explore: --owners goes with --list-states (a report "
+			"names the owners of its failures' writes)\n");
+		return 2;
+	}
 	x.log_path = argv[optind];
 	x.base_path = argv[optind + 1];
 	optind += 2;
@@ -986,6 +1004,12 @@ int pd_explore_main(int argc, char **argv)
 			goto out;
 		}
 	}
+	x.owner = xp_owner_new(&x.log, x.base_path);
+	if (!x.owner) {
+		fprintf(stderr, "plugdisk explore: out of memory\n");
+		status = 3;
+		goto out;
+	}
 	if ((x.json || x.shard.count) && xp_print_inputs(&x, base_fd)) {
 		status = 3;
 		goto out;
@@ -1005,6 +1029,7 @@ int pd_explore_main(int argc, char **argv)
 	if (x.nfails)
 		qsort(x.fails, x.nfails, sizeof(*x.fails), cmp_fail);
 	xp_groups_sort(&x.groups);
+	x.owners_shown = true;
 	xp_report(&x, stdout);
 	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
 		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
@@ -1017,6 +1042,7 @@ out:
 	}
 	free(x.fails);
 	xp_groups_free(&x.groups);
+	xp_owner_free(x.owner);
 	if (ids != &x.state)
 		free(ids);
 	ws_log_close(&x.log);

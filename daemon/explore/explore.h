@@ -14,6 +14,7 @@
 #include "daemon/explore/explore_minimize.h"
 #include "daemon/explore/explore_select.h"
 #include "daemon/explore/explore_shard.h"
+#include "daemon/explore/owner/owner.h"
 
 /* A state the checker failed. */
 struct xp_fail {
@@ -56,6 +57,8 @@ struct xp {
 	struct xp_fail *fails;
 	uint64_t nfails, capfails;
 	struct xp_groups groups;	/* the failures by cause, keyed by state id */
+	struct xp_owner *owner;	/* names what writes belong to (failures' windows only) */
+	bool owners_shown;	/* the report and listing name owners (not the checker's file) */
 	double seconds;
 };
 

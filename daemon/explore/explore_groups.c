@@ -180,13 +180,15 @@ void xp_groups_free(struct xp_groups *gs)
 	*gs = (struct xp_groups){ 0 };
 }
 
-/* What write @op belongs to, as a new string. Offsets alone for now: the one place to ask the
- * owner resolver (daemon/explore/owner/) once it names files and metadata. */
-char *xp_write_owner(const struct xp *x, const struct ws_op *op)
+/* What write @op of window @win belongs to, as a new string: its owner on the image's
+ * filesystem (daemon/explore/owner/), or offset+length when no filesystem is known. */
+char *xp_write_owner(const struct xp *x, uint64_t win, const struct ws_op *op)
 {
+	const char *o = x->owner ? xp_owner_name(x->owner, win, op->off, op->len) : NULL;
 	char *s;
 
-	(void)x;
+	if (o && strcmp(o, "offsets only"))
+		return strdup(o);
 	if (asprintf(&s, "%" PRIu64 "+%" PRIu64, op->off, op->len) < 0)
 		return NULL;
 	return s;
@@ -207,7 +209,7 @@ char *xp_state_signature(const struct xp *x, const struct ws_state *s, const uin
 
 		if (!culprit && ws_state_keeps(l, s, i) == 1)
 			continue;
-		owners[n] = xp_write_owner(x, &l->ops[w->durable + op]);
+		owners[n] = xp_write_owner(x, s->win, &l->ops[w->durable + op]);
 		if (!owners[n++])
 			goto out;
 	}

@@ -44,8 +44,8 @@ struct xp;
 struct ws_state;
 struct ws_op;
 
-/* What write @op belongs to, as a new string (free it), or NULL. */
-char *xp_write_owner(const struct xp *x, const struct ws_op *op);
+/* What write @op of window @win belongs to, as a new string (free it), or NULL. */
+char *xp_write_owner(const struct xp *x, uint64_t win, const struct ws_op *op);
 
 /* The signature of explore's failing state @s, whose checker said @output: the owners of
  * the pending ops @culprit lists (@nculprit), or with @culprit NULL of the writes it dropped

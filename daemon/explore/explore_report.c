@@ -77,6 +77,25 @@ static void put_rebuild(FILE *f, const struct xp *x, uint64_t id)
 	put_shell_word(f, x->base_path);
 }
 
+/* What @op's range belongs to in window @win's image: ,"owner":"..." or "OWNER" in text. */
+static void put_owner(FILE *f, const struct xp *x, uint64_t win, const struct ws_op *op,
+		      bool json)
+{
+	const char *o;
+
+	if (!x->owner || !x->owners_shown)
+		return;
+	o = xp_owner_name(x->owner, win, op->off, op->len);
+	if (!o)
+		o = "offsets only";
+	if (json) {
+		fputs(",\"owner\":", f);
+		put_json_str(f, o);
+	} else {
+		fprintf(f, " \"%s\"", o);
+	}
+}
+
 /* Ranges of the pending ops the state keeps as @want (0 dropped, 1 kept, 2 torn). */
 static uint64_t put_ranges(FILE *f, const struct xp *x, const struct ws_state *s, int want,
 			   bool json)
@@ -99,6 +118,7 @@ static uint64_t put_ranges(FILE *f, const struct xp *x, const struct ws_state *s
 			fprintf(f, " %" PRIu64 "+%" PRIu64 "%s", op->off, op->len,
 				op->data ? "" : "(discard)");
 		}
+		put_owner(f, x, s->win, op, json);
 		if (want == 2) {
 			uint64_t o, n;
 
@@ -130,7 +150,7 @@ static void put_culprit_text(FILE *f, const struct xp *x, const struct ws_state 
 	fprintf(f, "  fails when only these are lost (%" PRIu64 "):", c->n);
 	for (uint64_t i = 0; i < c->n; i++) {
 		const struct ws_op *op = &x->log.ops[w->durable + c->ops[i]];
-		char *owner = xp_write_owner(x, op);
+		char *owner = xp_write_owner(x, s->win, op);
 
 		fprintf(f, " %" PRIu64 "+%" PRIu64 " [%s]", op->off, op->len, owner ? owner : "?");
 		free(owner);
@@ -147,7 +167,7 @@ static void put_culprit_json(FILE *f, const struct xp *x, const struct ws_state 
 	fprintf(f, ",\"culprit\":[");
 	for (uint64_t i = 0; i < c->n; i++) {
 		const struct ws_op *op = &x->log.ops[w->durable + c->ops[i]];
-		char *owner = xp_write_owner(x, op);
+		char *owner = xp_write_owner(x, s->win, op);
 
 		fprintf(f, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"owner\":",
 			i ? "," : "", op->off, op->len);

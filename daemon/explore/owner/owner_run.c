@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/* Running a filesystem's tool (debugfs, xfs_db, btrfs) for the owner readers: posix_spawn,
+ * stdin from /dev/null, stdout read whole through a pipe. */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/explore/owner/owner_fs.h"
+
+extern char **environ;
+
+static int read_all(int fd, char **out)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 == cap) {
+			char *p = realloc(buf, cap * 2);
+
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int ret = -errno;
+
+			free(buf);
+			return ret;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+int owner_run(const char *const argv[], char **out)
+{
+	posix_spawn_file_actions_t fa;
+	int p[2], ret, status;
+	pid_t pid;
+
+	*out = NULL;
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	/* debugfs prints its banner on stderr: a failure is told by the exit status. */
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	ret = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: posix_spawn %s: %s\n", argv[0], strerror(ret));
+		close(p[0]);
+		return -ret;
+	}
+	ret = read_all(p[0], out);
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		fprintf(stderr, "plugdisk explore: %s failed (status %d)\n", argv[0], status);
+		free(*out);
+		*out = NULL;
+		ret = -EIO;
+	}
+	return ret;
+}
