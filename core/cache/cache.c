@@ -26,6 +26,7 @@
 #include "core/cache/cache_int.h"
 #include "core/util/clock.h"
 #include "core/util/log.h"
+#include "core/util/lock.h"
 
 const char *const cache_mode_names[] = { "none", "writeback", NULL };
 const char *const cache_flush_names[] = { "honour", "ignore", NULL };
@@ -122,7 +123,7 @@ int cache_mark(struct cache *c, const char *text)
 
 	if (len > WLOG_MARK_MAX)
 		return -EINVAL;
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (!c->has_log)
 		ret = -ENOENT;
 	else if (c->wlog.error)
@@ -131,7 +132,7 @@ int cache_mark(struct cache *c, const char *text)
 		wlog_append(&c->wlog, WLOG_MARK, c->epoch, 0, len, text);
 	if (!ret && c->wlog.error)
 		ret = c->wlog.error;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return ret;
 }
 
@@ -143,6 +144,7 @@ static void cache_log_lost_locked(struct cache *c, int err)
 	size_t len = 0;
 	unsigned int shown = 0;
 
+	lock_assert_held(&c->lock);
 	for (const struct cache_write *w = c->head; w && shown < 4; w = w->next, shown++) {
 		int n = snprintf(ranges + len, sizeof(ranges) - len, "%s%" PRIu64 "+%" PRIu64,
 				 shown ? ", " : "", w->offset, w->len);
@@ -161,10 +163,10 @@ static void cache_stop_thread(struct cache *c)
 {
 	if (!c->has_thread)
 		return;
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	c->stop = true;
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	pthread_join(c->thread, NULL);
 	c->has_thread = false;
 }
@@ -174,24 +176,26 @@ int cache_writeout(struct cache *c)
 	int ret = 0;
 
 	cache_stop_thread(c);
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (c->powered)
 		ret = cache_drain(c, &cache_filter_all, c->gen);
 	while (c->destaging || c->discarding || c->cutting) /* a cut's: nothing else runs */
 		pthread_cond_wait(&c->cond, &c->lock);
 	if (ret)
 		cache_log_lost_locked(c, ret);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return ret;
 }
 
 void cache_free(struct cache *c)
 {
 	cache_stop_thread(c);
+	lock_take(&c->lock);	/* alone by now; the map's calls assert it */
 	for (struct cache_write *w = c->head, *next; w; w = next) {
 		next = w->next;
 		cache_map_del(c, w);
 	}
+	lock_drop(&c->lock);
 	pthread_cond_destroy(&c->cond);
 	pthread_mutex_destroy(&c->lock);
 	cache_map_free(c);
@@ -243,9 +247,9 @@ int cache_wait_in_flight(struct cache *c)
 		if (c->held_below) {
 			bool held;
 
-			pthread_mutex_unlock(&c->lock);
+			lock_drop(&c->lock);
 			held = c->held_below(c->held_below_arg);
-			pthread_mutex_lock(&c->lock);
+			lock_take(&c->lock);
 			if (held && (c->destaging || c->discarding || c->cutting))
 				return -EBUSY;
 			cache_wait_tick(c);
@@ -265,7 +269,7 @@ int cache_freeze(struct cache *c)
 	 * destaging already): fail rather than wait for the release. */
 	if (cache_held_below(c))
 		return -EBUSY;
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	c->frozen = true;
 	thaws = c->thaws;
 	if (c->powered)
@@ -280,22 +284,22 @@ int cache_freeze(struct cache *c)
 		ret = -ECANCELED;
 	if (ret == -EBUSY && c->thaws == thaws)
 		c->frozen = false;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return ret;
 }
 
 void cache_thaw(struct cache *c)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	c->frozen = false;
 	c->thaws++;
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 }
 
 void cache_reconfigure(struct cache *c, const struct cache_params *p)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	c->p.flush = p->flush;
 	c->p.destage_delay_ms = p->destage_delay_ms;
 	c->p.destage_rate = p->destage_rate;
@@ -308,19 +312,19 @@ void cache_reconfigure(struct cache *c, const struct cache_params *p)
 	}
 	c->p.powercut = p->powercut;
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 }
 
 void cache_stats_reset(struct cache *c)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	memset(&c->st, 0, sizeof(c->st));
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 }
 
 void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *arm)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	*st = c->st;
 	st->powered = c->powered;
 	st->dirty_bytes = c->dirty;
@@ -333,5 +337,5 @@ void cache_snapshot(struct cache *c, struct cache_stats *st, struct cache_arm *a
 	st->log_lost_records = c->has_log ? c->wlog.lost : 0;
 	if (arm)
 		*arm = c->arm;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 }

@@ -32,6 +32,7 @@
 #include "core/util/barrier.h"
 #include "core/util/log.h"
 #include "core/util/prng.h"
+#include "core/util/lock.h"
 
 /* What the cut keeps of @w, torn at @unit: a bitmap of its atomic units, returned in @keep
  * (nunits bits). Returns the bytes kept. */
@@ -160,7 +161,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 	nflight = cut_take_in_flight(&list, &flight_bytes);
 	n -= nflight;
 	c->arm.kind = CACHE_ARM_NONE;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	/* One prefix over every pending write, whatever its epoch: a disk destaging in order
 	 * has written the oldest ones first. Drawn as before for a single epoch, so that a
 	 * replayed crash between two flushes keeps its seed's outcome. */
@@ -237,7 +238,7 @@ static void cut_finish(struct cache *c, int mode, uint64_t seed, const char *why
 			free(keep);
 	}
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	for (w = list; w; w = next) {
 		next = w->next;
 		w->prev = w->next = NULL;
@@ -267,6 +268,7 @@ void cache_cut_locked(struct cache *c, const char *why)
 {
 	int mode = c->arm.has_mode ? (int)c->arm.mode : -1;
 
+	lock_assert_held(&c->lock);
 	c->powered = false;
 	cut_finish(c, mode, prng_splitmix64(&c->cut_rng), why);
 }
@@ -309,52 +311,53 @@ static const char *arm_name(enum cache_arm_kind k)
 
 void cache_arm_fire_locked(struct cache *c, enum bio_op op)
 {
+	lock_assert_held(&c->lock);
 	if (arm_fires(c, op))
 		cache_cut_locked(c, arm_name(c->arm.kind));
 }
 
 int cache_powercut(struct cache *c, int mode, uint64_t seed, const char *why)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (!c->powered) {
 		/* Another cut (armed, or a second command): answer once the disk is down. */
 		while (c->cutting)
 			pthread_cond_wait(&c->cond, &c->lock);
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EALREADY;
 	}
 	c->powered = false;
 	if (!seed)
 		seed = prng_splitmix64(&c->cut_rng);
 	cut_finish(c, mode, seed, why);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return 0;
 }
 
 int cache_poweron(struct cache *c)
 {
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	/* On already: nothing to wait for. Waiting behind an ordinary destage held below would
 	 * hang the command, and a cut meanwhile would see this poweron end it on release. */
 	if (c->powered) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EALREADY;
 	}
 	/* The cut's kept data goes down before anything new, and so do the destages and
 	 * discards it left in flight: landing later, they would overwrite newer writes. One a
 	 * stall holds below would hold this poweron until its release: -EBUSY instead. */
 	if (cache_wait_in_flight(c)) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EBUSY;
 	}
 	if (c->powered) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EALREADY;
 	}
 	c->powered = true;
 	c->next_destage_ns = 0;
 	pthread_cond_broadcast(&c->cond);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	log_info("poweron: the disk serves requests again");
 	return 0;
 }
@@ -380,9 +383,9 @@ int cache_arm(struct cache *c, const struct cache_arm *a)
 
 		if (!a->n)
 			return -EINVAL;
-		pthread_mutex_lock(&c->lock);
+		lock_take(&c->lock);
 		n.seed = a->seed ? a->seed : prng_splitmix64(&c->cut_rng) | 1;
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		s = n.seed;
 		n.n = 1 + prng_splitmix64(&s) % a->n;
 		n.range = a->n;
@@ -394,9 +397,9 @@ int cache_arm(struct cache *c, const struct cache_arm *a)
 	default:
 		return -EINVAL;
 	}
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	c->arm = n;
 	pthread_cond_broadcast(&c->cond); /* the thread's next wake-up may be the arm's time */
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return 0;
 }

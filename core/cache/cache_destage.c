@@ -20,6 +20,7 @@
 #include "core/util/prng.h"
 #include "core/util/clock.h"
 #include "core/util/log.h"
+#include "core/util/lock.h"
 
 const struct destage_filter cache_filter_all = { UINT64_MAX, UINT64_MAX };
 
@@ -89,9 +90,9 @@ int cache_destage_one(struct cache *c, struct cache_write *w)
 
 	w->destaging = true;
 	c->destaging++;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	ret = cache_lower_write(c->lower, c->lower_arg, w->offset, w->data, w->len);
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	w->destaging = false;
 	c->destaging--;
 	if (w->orphan) {
@@ -137,12 +138,12 @@ uint64_t cache_tick(struct cache *c)
 	uint64_t now, delay, wait = UINT64_MAX;
 	struct cache_write *w;
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	now = cache_now(c);
 	if (c->powered && c->arm.kind == CACHE_ARM_TIME) {
 		if (now >= c->arm.at_ns) {
 			cache_cut_locked(c, "armed at a time");
-			pthread_mutex_unlock(&c->lock);
+			lock_drop(&c->lock);
 			return 0;
 		}
 		wait = c->arm.at_ns - now;
@@ -182,7 +183,7 @@ uint64_t cache_tick(struct cache *c)
 	}
 	wait = 0;
 out:
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return wait;
 }
 
@@ -206,14 +207,14 @@ static void *cache_thread(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= (long)NSEC_PER_SEC;
 		}
-		pthread_mutex_lock(&c->lock);
+		lock_take(&c->lock);
 		if (!c->stop)
 			pthread_cond_timedwait(&c->cond, &c->lock, &ts);
 		if (c->stop) {
-			pthread_mutex_unlock(&c->lock);
+			lock_drop(&c->lock);
 			break;
 		}
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 	}
 	return NULL;
 }

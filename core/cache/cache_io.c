@@ -28,6 +28,7 @@
 
 #include "core/cache/cache_int.h"
 #include "core/util/full_rw.h"
+#include "core/util/lock.h"
 
 static int lower_simple(struct cache *c, struct request *orig, enum bio_op op)
 {
@@ -82,9 +83,9 @@ static int cache_read(struct cache *c, struct request *rq)
 	uint64_t gen;
 	int ret;
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (!c->powered) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EIO;
 	}
 	gen = c->gen;
@@ -102,7 +103,7 @@ static int cache_read(struct cache *c, struct request *rq)
 		for (size_t i = 0; i < n; i++)
 			v[i]->refs++;
 	}
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 
 	ret = lower_simple(c, rq, BIO_OP_READ);
 	for (size_t i = 0; i < n && ret == 0; i++) {
@@ -113,14 +114,14 @@ static int cache_read(struct cache *c, struct request *rq)
 		rq_copy(rq, s - rq->offset, v[i]->data + (s - v[i]->offset), e - s, true);
 	}
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (cache_power_lost(c, gen))
 		ret = -EIO; /* what it laid over its data may be what the cut dropped */
 	for (size_t i = 0; i < n; i++)
 		if (--v[i]->refs == 0 && v[i]->detached)
 			free(v[i]);
 out_unref:
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	if (v != stackv)
 		free(v);
 	return ret;
@@ -139,7 +140,7 @@ static int cache_write(struct cache *c, struct request *rq)
 		return -ENOMEM;
 	rq_copy(rq, 0, w->data, rq->len, false);
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (c->powered)
 		cache_arm_fire_locked(c, BIO_OP_WRITE);
 	gen = c->gen;
@@ -150,7 +151,7 @@ static int cache_write(struct cache *c, struct request *rq)
 			int ret = cache_destage_one(c, o);
 
 			if (ret) {
-				pthread_mutex_unlock(&c->lock);
+				lock_drop(&c->lock);
 				free(w);
 				return ret;
 			}
@@ -161,7 +162,7 @@ static int cache_write(struct cache *c, struct request *rq)
 		}
 	}
 	if (cache_power_lost(c, gen)) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		free(w);
 		return -EIO;
 	}
@@ -192,7 +193,7 @@ static int cache_write(struct cache *c, struct request *rq)
 		wlog_append(&c->wlog, WLOG_WRITE, w->epoch, w->offset, w->len, w->data);
 	if (was_empty)
 		pthread_cond_broadcast(&c->cond); /* the destage thread sleeps without work */
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return 0;
 }
 
@@ -202,11 +203,11 @@ static int cache_flush(struct cache *c, struct request *rq)
 	uint64_t epoch, gen;
 	int ret;
 
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (c->powered)
 		cache_arm_fire_locked(c, BIO_OP_FLUSH);
 	if (!c->powered) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return -EIO;
 	}
 	gen = c->gen;
@@ -216,15 +217,15 @@ static int cache_flush(struct cache *c, struct request *rq)
 		c->st.flushes_ignored++;
 		if (c->has_log) /* the host saw it complete: so does the log, flagged */
 			wlog_append_flags(&c->wlog, WLOG_FLUSH, WLOG_F_IGNORED, epoch, 0, 0, NULL);
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return 0;
 	}
 	f.max_epoch = epoch;
 	ret = cache_drain(c, &f, gen);
 	if (!ret) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		ret = lower_simple(c, rq, BIO_OP_FLUSH);
-		pthread_mutex_lock(&c->lock);
+		lock_take(&c->lock);
 		if (cache_power_lost(c, gen))
 			ret = -EIO;
 	}
@@ -234,7 +235,7 @@ static int cache_flush(struct cache *c, struct request *rq)
 	 * by the ones that completed. */
 	if (c->has_log)
 		wlog_append(&c->wlog, ret ? WLOG_FLUSH_FAILED : WLOG_FLUSH, epoch, 0, 0, NULL);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return ret;
 }
 
@@ -244,11 +245,11 @@ static int cache_discard(struct cache *c, struct request *rq)
 	int ret;
 
 	/* Rare: every pending write goes first, so none lands on the discarded range later. */
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	gen = c->gen;
 	ret = cache_drain(c, &cache_filter_all, gen);
 	if (ret) {
-		pthread_mutex_unlock(&c->lock);
+		lock_drop(&c->lock);
 		return ret;
 	}
 	c->discarding++; /* a poweron waits for it: it must not land after */
@@ -256,14 +257,14 @@ static int cache_discard(struct cache *c, struct request *rq)
 	 * completes while it is in flight is cached after it, pending, and lands over it. */
 	if (c->has_log)
 		wlog_append(&c->wlog, WLOG_DISCARD, c->epoch, rq->offset, rq->len, NULL);
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	ret = lower_simple(c, rq, BIO_OP_DISCARD);
-	pthread_mutex_lock(&c->lock);
+	lock_take(&c->lock);
 	if (--c->discarding == 0)
 		pthread_cond_broadcast(&c->cond);
 	if (cache_power_lost(c, gen))
 		ret = -EIO;
-	pthread_mutex_unlock(&c->lock);
+	lock_drop(&c->lock);
 	return ret;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/cache/cache_int.h"
+#include "core/util/lock.h"
 
 /* One link of a pending write in the chunk index: a write is on the bucket list of every
  * CACHE_CHUNK-sized chunk of the disk it touches, so that finding the writes that overlap a
@@ -95,6 +96,7 @@ bool cache_map_add(struct cache *c, struct cache_write *w)
 {
 	bool was_empty = !c->head;
 
+	lock_assert_held(&c->lock);
 	index_add(c, w);
 	w->prev = c->tail;
 	if (c->tail)
@@ -109,6 +111,7 @@ bool cache_map_add(struct cache *c, struct cache_write *w)
 
 void cache_map_del(struct cache *c, struct cache_write *w)
 {
+	lock_assert_held(&c->lock);
 	index_del(c, w);
 	if (w->prev)
 		w->prev->next = w->next;
@@ -136,6 +139,7 @@ struct cache_write *cache_map_take_all(struct cache *c)
 {
 	struct cache_write *list = c->head;
 
+	lock_assert_held(&c->lock);
 	c->head = c->tail = NULL;
 	memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets)); /* every write leaves */
 	c->dirty = 0;
@@ -149,6 +153,7 @@ bool cache_map_overlaps(struct cache *c, uint64_t off, uint64_t len, uint64_t ma
 	uint64_t first = off >> CACHE_CHUNK_SHIFT, last = (off + len - 1) >> CACHE_CHUNK_SHIFT;
 	uint64_t mark = ++c->query;
 
+	lock_assert_held(&c->lock);
 	for (uint64_t k = first; k <= last; k++) {
 		for (struct chunk_link *l = c->buckets[chunk_bucket(c, k)]; l; l = l->next) {
 			struct cache_write *o = l->w;

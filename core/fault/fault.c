@@ -17,6 +17,7 @@
 #include "core/fault/fault_int.h"
 #include "core/util/log.h"
 #include "core/util/prng.h"
+#include "core/util/lock.h"
 
 /* ---- the set ---- */
 
@@ -163,22 +164,22 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 	ret = fault_spec_parse(text, &spec, err, errlen);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	if (fs->closed) {
-		pthread_mutex_unlock(&fs->lock);
+		lock_drop(&fs->lock);
 		fault_spec_free(&spec);
 		fault_put_err(err, errlen, "the disk is stopping: no new faults");
 		return -ESHUTDOWN;
 	}
 	if (fs->nr >= FAULT_MAX) {
-		pthread_mutex_unlock(&fs->lock);
+		lock_drop(&fs->lock);
 		fault_spec_free(&spec);
 		fault_put_err(err, errlen, "already %d faults", FAULT_MAX);
 		return -ENOSPC;
 	}
 	f = fault_new(fs, &spec, origin, fs_now(fs));
 	if (!f) {
-		pthread_mutex_unlock(&fs->lock);
+		lock_drop(&fs->lock);
 		fault_spec_free(&spec);
 		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -186,7 +187,7 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 	fault_link(fs, f);
 	ret = (int)f->id;
 	log_added(f);
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	return ret;
 }
 
@@ -228,11 +229,11 @@ int fault_del(struct fault_set *fs, unsigned int id)
 	struct fault_held *held = NULL;
 	struct fault *f;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	f = unlink_if(fs, pick_id, id);
 	if (f)
 		take_held(fs, id, &held);
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	if (!f)
 		return -ENOENT;
 	log_info("fault %u deleted", id);
@@ -248,7 +249,7 @@ static void fault_clear_all(struct fault_set *fs, bool close)
 	struct fault_held *held = NULL;
 	struct fault *f, *list = NULL;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	if (close)
 		fs->closed = true;
 	while ((f = unlink_if(fs, pick_any, 0))) {
@@ -256,7 +257,7 @@ static void fault_clear_all(struct fault_set *fs, bool close)
 		list = f;
 	}
 	take_held(fs, 0, &held);
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	while (list) {
 		f = list;
 		list = f->next;
@@ -298,9 +299,9 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 			goto out;
 		}
 	}
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	if (fs->closed) {
-		pthread_mutex_unlock(&fs->lock);
+		lock_drop(&fs->lock);
 		fault_put_err(err, errlen, "the disk is stopping: no new faults");
 		ret = -ESHUTDOWN;
 		goto out;
@@ -309,7 +310,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 		if (f->origin == FAULT_FROM_CONFIG)
 			nold++;
 	if (fs->nr - nold + n > FAULT_MAX) {
-		pthread_mutex_unlock(&fs->lock);
+		lock_drop(&fs->lock);
 		fault_put_err(err, errlen, "more than %d faults", FAULT_MAX);
 		ret = -ENOSPC;
 		goto out;
@@ -319,7 +320,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 		if (!added[i]) {
 			for (size_t j = 0; j < i; j++)
 				fault_free(added[j]);
-			pthread_mutex_unlock(&fs->lock);
+			lock_drop(&fs->lock);
 			fault_put_err(err, errlen, "out of memory");
 			ret = -ENOMEM;
 			goto out;
@@ -335,7 +336,7 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 		fault_link(fs, added[i]);
 		log_added(added[i]);
 	}
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	while (old) {
 		f = old;
 		old = f->next;
@@ -356,11 +357,11 @@ int fault_release(struct fault_set *fs, unsigned int id)
 	bool known = !id;
 	unsigned int n;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	for (struct fault *f = fs->list; f && !known; f = f->next)
 		known = f->id == id;
 	n = known ? take_held(fs, id, &held) : 0;
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	if (!known)
 		return -ENOENT;
 	fault_complete_held(held, false);
@@ -371,10 +372,10 @@ unsigned int fault_nr_held(struct fault_set *fs)
 {
 	unsigned int n = 0;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	for (struct fault_held *h = fs->held; h; h = h->next)
 		n++;
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	return n;
 }
 
@@ -382,9 +383,9 @@ bool fault_any(struct fault_set *fs)
 {
 	bool any;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	any = fs->list != NULL;
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	return any;
 }
 
@@ -394,7 +395,7 @@ int fault_list(struct fault_set *fs, fault_line_fn fn, void *arg)
 {
 	int ret = 0;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	for (struct fault *f = fs->list; f; f = f->next) {
 		char *spec = fault_spec_format(&f->s), *line = NULL, held[32] = "";
 		unsigned int nheld = 0;
@@ -415,14 +416,14 @@ int fault_list(struct fault_set *fs, fault_line_fn fn, void *arg)
 		free(line);
 		free(spec);
 	}
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	return ret;
 }
 
 void fault_stats(struct fault_set *fs, struct fault_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	memcpy(st->errors, fs->op_errors, sizeof(st->errors));
 	memcpy(st->delays, fs->op_delays, sizeof(st->delays));
 	memcpy(st->stalls, fs->op_stalls, sizeof(st->stalls));
@@ -436,12 +437,12 @@ void fault_stats(struct fault_set *fs, struct fault_stats *st)
 		st->f[st->nr].injected = f->injected;
 		st->nr++;
 	}
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 }
 
 void fault_stats_reset(struct fault_set *fs)
 {
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	memset(fs->op_errors, 0, sizeof(fs->op_errors));
 	memset(fs->op_delays, 0, sizeof(fs->op_delays));
 	memset(fs->op_stalls, 0, sizeof(fs->op_stalls));
@@ -449,5 +450,5 @@ void fault_stats_reset(struct fault_set *fs)
 	memset(fs->op_corrupts, 0, sizeof(fs->op_corrupts));
 	for (struct fault *f = fs->list; f; f = f->next)
 		f->matched = f->injected = 0;
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 }

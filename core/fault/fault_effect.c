@@ -43,6 +43,7 @@
 #include "core/util/full_rw.h"
 #include "core/util/log.h"
 #include "core/util/prng.h"
+#include "core/util/lock.h"
 
 /* ---- matching and triggers ---- */
 
@@ -116,7 +117,7 @@ uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq)
 	if (!READ_ONCE(fs->nr))
 		return 0;
 	now = fs_now(fs);
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	for (struct fault *f = fs->list; f; f = f->next) {
 		if (f->s.effect != FAULT_LATENCY || !fault_matches(f, rq) || !fault_fires(f, now))
 			continue;
@@ -124,7 +125,7 @@ uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq)
 	}
 	if (extra)
 		fs->op_delays[rq->op]++;
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	return extra;
 }
 
@@ -333,7 +334,7 @@ void fault_stall_timer_fn(struct timer_entry *e, uint64_t now)
 	struct fault_set *fs = (struct fault_set *)((char *)e - offsetof(struct fault_set, stall_tmr));
 	struct fault_held *expired = NULL, **tail = &expired, **pp;
 
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	for (pp = &fs->held; *pp;) {
 		struct fault_held *h = *pp;
 
@@ -349,7 +350,7 @@ void fault_stall_timer_fn(struct timer_entry *e, uint64_t now)
 			fs->op_errors[h->rq->op]++;
 	}
 	stall_timer_arm(fs);
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	fault_complete_held(expired, true);
 }
 
@@ -371,9 +372,9 @@ int fault_exec(void *arg, struct request *rq)
 		log_err("fault: out of memory deciding a request's faults");
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	any = plan_request(fs, rq, fs_now(fs), p);
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	if (!any) {
 		free(p);
 		return fs->lower(fs->lower_arg, rq);
@@ -412,7 +413,7 @@ int fault_exec(void *arg, struct request *rq)
 	h->until = p->stall_until;
 	h->done = done;
 	h->done_arg = done_arg;
-	pthread_mutex_lock(&fs->lock);
+	lock_take(&fs->lock);
 	/* The fault may have gone while the I/O ran; then the request is not held. */
 	for (struct fault *f = fs->list; f; f = f->next) {
 		if (f->id == h->fault_id) {
@@ -426,7 +427,7 @@ int fault_exec(void *arg, struct request *rq)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&fs->lock);
+	lock_drop(&fs->lock);
 	if (!held)
 		free(h);
 	else
