@@ -47,10 +47,12 @@ static void fault_free(struct fault *f)
 }
 
 /* fs->lock held: move the stalled requests of fault @id (0: all) to *@out. */
-static unsigned int take_held(struct fault_set *fs, unsigned int id, struct fault_held **out)
+static unsigned int take_held_locked(struct fault_set *fs, unsigned int id, struct fault_held **out)
 {
 	struct fault_held **pp = &fs->held, **tail = out;
 	unsigned int n = 0;
+
+	lock_assert_held(&fs->lock);
 
 	while (*tail)
 		tail = &(*tail)->next;
@@ -134,9 +136,11 @@ static struct fault *fault_new(struct fault_set *fs, struct fault_spec *spec,
 }
 
 /* fs->lock held: append @f in id order (ids only grow, so at the end). */
-static void fault_link(struct fault_set *fs, struct fault *f)
+static void fault_link_locked(struct fault_set *fs, struct fault *f)
 {
 	struct fault **pp = &fs->list;
+
+	lock_assert_held(&fs->lock);
 
 	while (*pp)
 		pp = &(*pp)->next;
@@ -184,7 +188,7 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 		fault_put_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	fault_link(fs, f);
+	fault_link_locked(fs, f);
 	ret = (int)f->id;
 	log_added(f);
 	lock_drop(&fs->lock);
@@ -192,9 +196,10 @@ int fault_add(struct fault_set *fs, const char *text, enum fault_origin origin, 
 }
 
 /* fs->lock held: unlink the first fault for which @pick says yes. */
-static struct fault *unlink_if(struct fault_set *fs, bool (*pick)(const struct fault *, unsigned int),
-			       unsigned int arg)
+static struct fault *unlink_if_locked(struct fault_set *fs, bool (*pick)(const struct fault *, unsigned int),
+					      unsigned int arg)
 {
+	lock_assert_held(&fs->lock);
 	for (struct fault **pp = &fs->list; *pp; pp = &(*pp)->next) {
 		struct fault *f = *pp;
 
@@ -230,9 +235,9 @@ int fault_del(struct fault_set *fs, unsigned int id)
 	struct fault *f;
 
 	lock_take(&fs->lock);
-	f = unlink_if(fs, pick_id, id);
+	f = unlink_if_locked(fs, pick_id, id);
 	if (f)
-		take_held(fs, id, &held);
+		take_held_locked(fs, id, &held);
 	lock_drop(&fs->lock);
 	if (!f)
 		return -ENOENT;
@@ -252,11 +257,11 @@ static void fault_clear_all(struct fault_set *fs, bool close)
 	lock_take(&fs->lock);
 	if (close)
 		fs->closed = true;
-	while ((f = unlink_if(fs, pick_any, 0))) {
+	while ((f = unlink_if_locked(fs, pick_any, 0))) {
 		f->next = list;
 		list = f;
 	}
-	take_held(fs, 0, &held);
+	take_held_locked(fs, 0, &held);
 	lock_drop(&fs->lock);
 	while (list) {
 		f = list;
@@ -327,13 +332,13 @@ int fault_replace_configured(struct fault_set *fs, char *const *specs, size_t n,
 		}
 		nadded++;
 	}
-	while ((f = unlink_if(fs, pick_origin, FAULT_FROM_CONFIG))) {
-		take_held(fs, f->id, &held);
+	while ((f = unlink_if_locked(fs, pick_origin, FAULT_FROM_CONFIG))) {
+		take_held_locked(fs, f->id, &held);
 		f->next = old;
 		old = f;
 	}
 	for (size_t i = 0; i < nadded; i++) {
-		fault_link(fs, added[i]);
+		fault_link_locked(fs, added[i]);
 		log_added(added[i]);
 	}
 	lock_drop(&fs->lock);
@@ -360,7 +365,7 @@ int fault_release(struct fault_set *fs, unsigned int id)
 	lock_take(&fs->lock);
 	for (struct fault *f = fs->list; f && !known; f = f->next)
 		known = f->id == id;
-	n = known ? take_held(fs, id, &held) : 0;
+	n = known ? take_held_locked(fs, id, &held) : 0;
 	lock_drop(&fs->lock);
 	if (!known)
 		return -ENOENT;

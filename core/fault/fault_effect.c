@@ -61,7 +61,7 @@ static bool fault_matches(const struct fault *f, const struct request *rq)
 }
 
 /* fs->lock held: count a match of @f and say whether it fires. */
-static bool fault_fires(struct fault *f, uint64_t now)
+static bool fault_fires_locked(struct fault *f, uint64_t now)
 {
 	uint64_t k;
 
@@ -119,7 +119,7 @@ uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq)
 	now = fs_now(fs);
 	lock_take(&fs->lock);
 	for (struct fault *f = fs->list; f; f = f->next) {
-		if (f->s.effect != FAULT_LATENCY || !fault_matches(f, rq) || !fault_fires(f, now))
+		if (f->s.effect != FAULT_LATENCY || !fault_matches(f, rq) || !fault_fires_locked(f, now))
 			continue;
 		extra += draw_latency(f);
 	}
@@ -152,7 +152,7 @@ struct plan {
 };
 
 /* fs->lock held: whether @rq touches a bad block of dust fault @f; a write clears them. */
-static bool dust_hit(struct fault *f, const struct request *rq)
+static bool dust_hit_locked(struct fault *f, const struct request *rq)
 {
 	struct fault_spec *s = &f->s;
 	uint64_t first, last;
@@ -185,9 +185,11 @@ static bool dust_hit(struct fault *f, const struct request *rq)
 }
 
 /* fs->lock held: decide what the faults do to @rq. Returns whether any effect applies. */
-static bool plan_request(struct fault_set *fs, struct request *rq, uint64_t now, struct plan *p)
+static bool plan_request_locked(struct fault_set *fs, struct request *rq, uint64_t now, struct plan *p)
 {
 	bool any = false;
+
+	lock_assert_held(&fs->lock);
 
 	for (struct fault *f = fs->list; f; f = f->next) {
 		const struct fault_spec *s = &f->s;
@@ -195,13 +197,13 @@ static bool plan_request(struct fault_set *fs, struct request *rq, uint64_t now,
 		if (s->effect == FAULT_LATENCY)
 			continue;
 		if (s->effect == FAULT_DUST) {
-			if (dust_hit(f, rq) && !p->error) {
+			if (dust_hit_locked(f, rq) && !p->error) {
 				p->error = -s->error;
 				any = true;
 			}
 			continue;
 		}
-		if (!fault_matches(f, rq) || !fault_fires(f, now))
+		if (!fault_matches(f, rq) || !fault_fires_locked(f, now))
 			continue;
 		any = true;
 		switch (s->effect) {
@@ -318,9 +320,11 @@ static int read_corrupt(struct request *rq, const struct plan *p)
 }
 
 /* fs->lock held: arm the stall timer for the earliest timeout, if any. */
-static void stall_timer_arm(struct fault_set *fs)
+static void stall_timer_arm_locked(struct fault_set *fs)
 {
 	uint64_t first = UINT64_MAX;
+
+	lock_assert_held(&fs->lock);
 
 	for (struct fault_held *h = fs->held; h; h = h->next)
 		if (h->until && h->until < first)
@@ -349,7 +353,7 @@ void fault_stall_timer_fn(struct timer_entry *e, uint64_t now)
 		if (h->timeout_error && !h->result)
 			fs->op_errors[h->rq->op]++;
 	}
-	stall_timer_arm(fs);
+	stall_timer_arm_locked(fs);
 	lock_drop(&fs->lock);
 	fault_complete_held(expired, true);
 }
@@ -373,7 +377,7 @@ int fault_exec(void *arg, struct request *rq)
 		return -ENOMEM;
 	}
 	lock_take(&fs->lock);
-	any = plan_request(fs, rq, fs_now(fs), p);
+	any = plan_request_locked(fs, rq, fs_now(fs), p);
 	lock_drop(&fs->lock);
 	if (!any) {
 		free(p);
@@ -423,7 +427,7 @@ int fault_exec(void *arg, struct request *rq)
 				pp = &(*pp)->next;
 			*pp = h;
 			held = true;
-			stall_timer_arm(fs);
+			stall_timer_arm_locked(fs);
 			break;
 		}
 	}
