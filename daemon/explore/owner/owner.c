@@ -18,11 +18,14 @@
 
 enum owner_fs { FS_NONE, FS_EXT4 };
 
+#define EXT4_INCOMPAT_RECOVER 0x4	/* s_feature_incompat: the journal needs replaying */
+
 struct owner_win {
 	uint64_t win;
 	char path[64];		/* the image at the window's end; "" when not written */
 	enum owner_fs fs;
 	uint64_t bs;		/* the filesystem's block size */
+	bool needs_recovery;	/* ext4: its journal holds transactions to replay */
 };
 
 struct owner_name {
@@ -87,8 +90,27 @@ static void detect(struct owner_win *w)
 	    sb[56] == 0x53 && sb[57] == 0xef && le32(sb + 24) <= 6) {
 		w->fs = FS_EXT4;
 		w->bs = 1024ULL << le32(sb + 24);
+		w->needs_recovery = le32(sb + 96) & EXT4_INCOMPAT_RECOVER;
 	}
 	close(fd);
+}
+
+/* Replay an ext4 journal into the window's image, as a mount would. The image is read as it
+ * lies first, its blocks where the window left them; but when a transaction of the window
+ * committed a bitmap that is in the journal alone, debugfs refuses the stale bitmap's checksum
+ * and reads nothing, and only the replayed image can be read. The journal's blocks stay as
+ * they were written (the replay only marks it empty), so its transactions can still be read.
+ * e2fsck exits 1 when it changed the image: that is success here. */
+static void replay_journal(struct owner_win *w)
+{
+	const char *argv[] = { "e2fsck", "-E", "journal_only", "-y", w->path, NULL };
+	char *out = NULL;
+	int ret = owner_run(argv, &out);
+
+	free(out);
+	if (ret && ret != -EIO)
+		fprintf(stderr, "plugdisk explore: e2fsck -E journal_only %s: %s\n", w->path,
+			strerror(-ret));
 }
 
 /* Write the image at window @win's end (every write of the window applied) to a temporary
@@ -193,8 +215,14 @@ static char *resolve(struct xp_owner *o, uint64_t win, uint64_t off, uint64_t le
 		return strdup(offsets_only);
 	first = off / w->bs;
 	nblk = (off + len - 1) / w->bs - first + 1;
-	if (owner_ext4(w->path, w->bs, first, nblk, &names))
-		return strdup(offsets_only);
+	if (owner_ext4(w->path, w->bs, first, nblk, &names)) {
+		if (!w->needs_recovery)
+			return strdup(offsets_only);
+		replay_journal(w);
+		w->needs_recovery = false;
+		if (owner_ext4(w->path, w->bs, first, nblk, &names))
+			return strdup(offsets_only);
+	}
 	s = join(names, nblk);
 	for (uint64_t i = 0; i < nblk; i++)
 		free(names[i]);
