@@ -401,6 +401,12 @@ static int xm_join(struct xp *x, const struct xm_report *r, int n, bool *opened)
 				"shards: their shares overlap\n", x->fails[i].id);
 			return -EINVAL;
 		}
+	/* The owners are read again from the log and the base, as the shards read them: the
+	 * merged groups are the run's own. */
+	x->owner = xp_owner_new(&x->log, x->base_path);
+	if (!x->owner)
+		return -ENOMEM;
+	x->owners_shown = true;
 	return xm_group(x);
 }
 
@@ -442,6 +448,7 @@ int xp_merge_main(struct xp *x, int argc, char **argv)
 	}
 	free(x->fails);
 	xp_groups_free(&x->groups);
+	xp_owner_free(x->owner);
 	if (opened)
 		ws_log_close(&x->log);
 	for (int i = 0; i < argc; i++)
