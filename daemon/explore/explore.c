@@ -101,7 +101,7 @@ static void explore_usage(FILE *f)
 		"                     the one a run without --shard prints (text, or --json)\n"
 		"A state that failed its check exits 1; bad input 2; explore's own failure 3;\n"
 		"every state checked passed but the log is cut short (a write to it failed, so\n"
-		"the states after the cut are unknown) 4.\n");
+		"the states after the cut are unknown) 5.\n");
 	pd_exit_help(f);
 }
 

@@ -62,13 +62,10 @@ struct xp {
 	double seconds;
 };
 
-/* Exit status: every state checked passed, but the log was cut short by a write error on
- * it, so the states after the cut are unknown. A run that passed cannot vouch for them, and
- * a script that reads 0 as "every state passed" must not read it so. */
-#define XP_EXIT_CUT_SHORT 4
-
-/* A finished run's exit status: 1 some state failed (a cut-short log changes nothing in
- * that), XP_EXIT_CUT_SHORT, or 0. */
+/* A finished run's exit status: 1 some state failed (a log cut short changes nothing in
+ * that: the failures are real states); EXIT_INCOMPLETE (daemon/exit.h) every state checked
+ * passed but a write error cut the log short, so the states after the cut are unknown and a
+ * script that reads 0 as "every state passed" must not get it; or 0. */
 int xp_status(const struct xp *x);
 
 /* Print the report (text or JSON, by x->json) to @f. The run's timing is not in it: the same

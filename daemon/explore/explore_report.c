@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/exit.h"
 #include "daemon/explore/explore.h"
 
 #define XP_LIST_MAX 64	/* ranges listed per kind; the counts are always whole */
@@ -506,7 +507,7 @@ int xp_status(const struct xp *x)
 {
 	if (x->nfails)
 		return 1;
-	return x->log.cut_short ? XP_EXIT_CUT_SHORT : 0;
+	return x->log.cut_short ? EXIT_INCOMPLETE : 0;
 }
 
 void xp_report(const struct xp *x, FILE *f)
