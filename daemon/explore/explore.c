@@ -525,7 +525,8 @@ static int minimize_fails(struct xp *x, struct xf *xf, struct xp_slot *slots)
 	struct xp_lost_ctx c = { x, xf, slots, x->log.nstates };
 	int ret = 0;
 
-	qsort(x->fails, x->nfails, sizeof(*x->fails), cmp_fail);
+	if (x->nfails) /* no failure, no array: qsort must not be given NULL */
+		qsort(x->fails, x->nfails, sizeof(*x->fails), cmp_fail);
 	for (uint64_t i = 0; i < x->nfails && !ret; i++) {
 		struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;
