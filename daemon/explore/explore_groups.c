@@ -168,7 +168,8 @@ void xp_groups_sort(struct xp_groups *gs)
 {
 	for (uint64_t i = 0; i < gs->n; i++)
 		qsort(gs->g[i].members, gs->g[i].count, sizeof(uint64_t), cmp_u64);
-	qsort(gs->g, gs->n, sizeof(*gs->g), cmp_group);
+	if (gs->n) /* no failure, no array: qsort must not be given NULL */
+		qsort(gs->g, gs->n, sizeof(*gs->g), cmp_group);
 }
 
 void xp_groups_free(struct xp_groups *gs)

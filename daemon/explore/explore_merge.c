@@ -439,7 +439,7 @@ int xp_merge_main(struct xp *x, int argc, char **argv)
 		ret = xm_join(x, r, argc, &opened);
 	if (!ret)
 		xp_report(x, stdout);
-	status = ret == -ENOMEM ? 3 : ret ? 2 : x->nfails ? 1 : 0;
+	status = ret == -ENOMEM ? 3 : ret ? 2 : xp_status(x);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "plugdisk explore: out of memory\n");
 	for (uint64_t i = 0; i < x->nfails; i++) {
