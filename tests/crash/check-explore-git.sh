@@ -35,7 +35,7 @@ for i in 1 2 3 4; do
 done
 explore_record_end
 
-explore_json "$T/r.json" --budget "${EXPLORE_BUDGET:-200}" "$T/git.log" "$T/base.img" -- "$CHECK"
+explore_json "$T/r.json" --budget "${EXPLORE_BUDGET:-120}" "$T/git.log" "$T/base.img" -- "$CHECK"
 failed=$(jq .failed "$T/r.json")
 log "Git, default settings: $(jq .checked "$T/r.json") states checked, $failed failed," \
 	"$(jq '.groups | length' "$T/r.json") causes"
