@@ -300,9 +300,16 @@ out:
 	return ret;
 }
 
-/* A block free at its window's end may be written before the metadata that claims it
- * reaches the disk (delayed allocation, ordered data): name it by its owner at the log's
- * end, "[free, later /f (data)]", when it has one there. */
+/* Whether @name says that nothing on the disk owns its block yet. */
+static bool is_unowned(const char *name)
+{
+	return !strcmp(name, "[free]") || !strcmp(name, "[in use]");
+}
+
+/* A block with no owner at its window's end ("[free]", or "[in use]" with no inode owning it)
+ * may be written before the metadata that claims it reaches its place on the disk (delayed
+ * allocation, ordered data; the claim waits in the journal or log): name it by its owner at
+ * the log's end, "[free, later /f (data)]", when it has one there. */
 static int name_later(struct xp_owner *o, uint64_t win, enum owner_fs fs, const uint64_t *blocks,
 		      char **names, size_t n)
 {
@@ -315,7 +322,7 @@ static int name_later(struct xp_owner *o, uint64_t win, enum owner_fs fs, const 
 	if (!v || !later)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(names[i], "[free]"))
+		if (is_unowned(names[i]))
 			v[k++] = blocks[i];
 	ret = 0;
 	if (!k || win == last || !(w = get_window(o, last)) || w->fs != fs ||
@@ -324,11 +331,10 @@ static int name_later(struct xp_owner *o, uint64_t win, enum owner_fs fs, const 
 	for (size_t i = 0, j = 0; i < n && !ret; i++) {
 		char *s;
 
-		if (strcmp(names[i], "[free]"))
+		if (!is_unowned(names[i]) || is_unowned(later[j++]))
 			continue;
-		if (!strcmp(later[j++], "[free]"))
-			continue;
-		if (asprintf(&s, "[free, later %s]", later[j - 1]) < 0) {
+		if (asprintf(&s, "[%.*s, later %s]", (int)strlen(names[i]) - 2, names[i] + 1,
+			     later[j - 1]) < 0) {
 			ret = -ENOMEM;
 			break;
 		}

@@ -2,7 +2,8 @@
 /* ext4 owners, read with e2fsprogs' debugfs in batch mode (-f): `stats` for the layout
  * (bitmaps and inode tables by group), `icheck` for the inode owning a block, `testb` for
  * free blocks, then `stat` for an owner's type and `ncheck` for its path and for the inodes an
- * inode table block holds. Blocks of the journal inode are "[journal]". */
+ * inode table block holds. A block of the journal inode is named by the filesystem block it
+ * copies (owner_jbd2.c), "[journal: /d (directory)]", or "[journal]" when it copies none. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -49,14 +50,16 @@ struct ext4_run {
 	size_t ninos, capinos;
 };
 
-/* Run debugfs -f on @script against @r->image; its stdout in *out. */
+/* Run debugfs -f on @script against @r->image; its stdout in *out. -n: at a window's end a
+ * bitmap's checksum can lag its bitmap (the journal holds the rest), and debugfs would not
+ * open the image at all. */
 static int debugfs(const struct ext4_run *r, const char *script, char **out)
 {
 	char path[4096];
 	int ret = owner_script(r->image, script, path, sizeof(path));
 
 	if (!ret) {
-		const char *argv[] = { "debugfs", "-f", path, r->image, NULL };
+		const char *argv[] = { "debugfs", "-n", "-f", path, r->image, NULL };
 
 		ret = owner_run(argv, out);
 		unlink(path);
@@ -339,10 +342,99 @@ static char *meta_name(struct ext4_run *r, size_t i)
 	if (b >= g->first && (b - g->first) % g->bpg < g->bpg && g->ng &&
 	    b < g->g[0].bb)
 		return strdup("[group descriptors]");
-	return strdup("[metadata]");
+	/* in use, yet no inode on disk owns it: mostly data whose extent is still only in
+	 * the journal */
+	return strdup("[in use]");
 }
 
-int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "[journal: inode table of /f]" from the copied block's name "[inode table: /f]". */
+static char *journal_name(const char *inner)
+{
+	size_t n = strlen(inner);
+	const char *colon;
+	char *s;
+	int ret;
+
+	if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']') {
+		inner++;
+		n -= 2;
+	}
+	colon = memmem(inner, n, ": ", 2);
+	if (colon)
+		ret = asprintf(&s, "[journal: %.*s of %.*s]", (int)(colon - inner), inner,
+			       (int)(n - (size_t)(colon - inner) - 2), colon + 2);
+	else
+		ret = asprintf(&s, "[journal: %.*s]", (int)n, inner);
+	return ret < 0 ? NULL : s;
+}
+
+static int ext4_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		      bool journal);
+
+/* Rename the journal's blocks among @r's by the filesystem block each copies, named as any
+ * other block is; the others stay "[journal]". */
+static int name_journal(struct ext4_run *r, char **names)
+{
+	uint64_t *jb = calloc(r->n, sizeof(*jb)), *copied = calloc(r->n, sizeof(*copied));
+	uint64_t *fsb = calloc(r->n, sizeof(*fsb));
+	size_t *at = calloc(r->n, sizeof(*at)), k = 0, d, u = 0;
+	char **inner = NULL;
+	int ret = -ENOMEM;
+
+	if (!jb || !copied || !fsb || !at)
+		goto out;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->blk[i].ino == 8) {
+			at[k] = i;
+			jb[k++] = r->blocks[i];
+		}
+	ret = k ? owner_jbd2(r->image, jb, k, copied) : 0;
+	for (size_t i = 0; i < k && !ret; i++)
+		if (copied[i])
+			fsb[u++] = copied[i];
+	if (ret || !u)
+		goto out;
+	qsort(fsb, u, sizeof(*fsb), cmp_u64);
+	d = 0;
+	for (size_t i = 0; i < u; i++)
+		if (!d || fsb[i] != fsb[d - 1])
+			fsb[d++] = fsb[i];
+	u = d;
+	inner = calloc(u, sizeof(*inner));
+	ret = inner ? ext4_names(r->image, fsb, u, inner, false) : -ENOMEM;
+	for (size_t i = 0; i < k && !ret; i++) {
+		uint64_t *p = copied[i] ? bsearch(&copied[i], fsb, u, sizeof(*fsb), cmp_u64) : NULL;
+		char *s;
+
+		if (!p)
+			continue;
+		if (!(s = journal_name(inner[p - fsb]))) {
+			ret = -ENOMEM;
+			break;
+		}
+		free(names[at[i]]);
+		names[at[i]] = s;
+	}
+out:
+	for (size_t i = 0; inner && i < u; i++)
+		free(inner[i]);
+	free(inner);
+	free(at);
+	free(fsb);
+	free(copied);
+	free(jb);
+	return ret;
+}
+
+static int ext4_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		      bool journal)
 {
 	struct ext4_run r = { .image = image, .blocks = blocks, .n = n };
 	int ret = -ENOMEM;
@@ -359,6 +451,9 @@ int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names
 		if (!names[i])
 			ret = -ENOMEM;
 	}
+	/* a journal that cannot be read leaves its blocks "[journal]" */
+	if (!ret && journal && name_journal(&r, names) == -ENOMEM)
+		ret = -ENOMEM;
 out:
 	for (size_t i = 0; i < n && ret; i++) {
 		free(names[i]);
@@ -370,4 +465,9 @@ out:
 	free(r.blk);
 	free(r.geo.g);
 	return ret;
+}
+
+int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names)
+{
+	return ext4_names(image, blocks, n, names, true);
 }

@@ -26,4 +26,9 @@ int owner_script(const char *image, const char *script, char *path, size_t size)
 int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names);
 int owner_xfs(const char *image, const uint64_t *blocks, size_t n, char **names);
 
+/* For @n blocks of the ext4 image's journal (disk block numbers, any order), the filesystem
+ * block each copies as the journal's live transactions list it, or 0 (a descriptor, commit
+ * or revoke block, or none listed) in @copied[i]. 0 or -errno. */
+int owner_jbd2(const char *image, const uint64_t *blocks, size_t n, uint64_t *copied);
+
 #endif
