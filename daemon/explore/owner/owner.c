@@ -20,16 +20,17 @@
  * range's name ends in "...", so that a huge write costs no more than a bounded run. */
 #define OWNER_BLOCKS_MAX 4096
 
-enum owner_fs { FS_NONE, FS_EXT4, FS_XFS };
+enum owner_fs { FS_NONE, FS_EXT4, FS_XFS, FS_BTRFS };
 
 /* A filesystem's reader: names[i] for blocks[i] (block numbers of @bs bytes from the disk's
  * start, sorted, distinct). */
-typedef int (*owner_reader_fn)(const char *image, const uint64_t *blocks, size_t n,
-			       char **names);
+typedef int (*owner_reader_fn)(const char *image, uint64_t bs, const uint64_t *blocks,
+			       size_t n, char **names);
 
 static const owner_reader_fn readers[] = {
 	[FS_EXT4] = owner_ext4,
 	[FS_XFS] = owner_xfs,
+	[FS_BTRFS] = owner_btrfs,
 };
 
 struct owner_win {
@@ -117,6 +118,12 @@ static void detect(struct owner_win *w)
 	    be32(sb + 4) <= 65536 && !(be32(sb + 4) & (be32(sb + 4) - 1))) {
 		w->fs = FS_XFS;
 		w->bs = be32(sb + 4);
+	} else if (pread(fd, sb, 0x98, 0x10000) == 0x98 && !memcmp(sb + 0x40, "_BHRfS_M", 8) &&
+		   le32(sb + 0x90) >= 512 && le32(sb + 0x90) <= 65536 &&
+		   !(le32(sb + 0x90) & (le32(sb + 0x90) - 1))) {
+		/* btrfs: its superblock at 64 KiB, the magic at 0x40, sectorsize at 0x90 */
+		w->fs = FS_BTRFS;
+		w->bs = le32(sb + 0x90);
 	} else if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) &&
 		   sb[56] == 0x53 && sb[57] == 0xef && le32(sb + 24) <= 6) {
 		w->fs = FS_EXT4;
@@ -202,7 +209,7 @@ static void name_window(struct xp_owner *o, struct owner_win *w)
 		if (!u || v[i] != v[u - 1])
 			v[u++] = v[i];
 	names = calloc(u ? u : 1, sizeof(*names));
-	if (!u || !names || readers[w->fs](w->path, v, u, names)) {
+	if (!u || !names || readers[w->fs](w->path, w->bs, v, u, names)) {
 		free(names);
 		free(v);
 		return;
@@ -282,7 +289,7 @@ static int blocks_names(struct owner_win *w, const uint64_t *blocks, size_t n, c
 	for (size_t i = 0; i < n; i++)
 		if (!window_name(w, blocks[i]))
 			miss[nmiss++] = blocks[i];
-	ret = nmiss ? readers[w->fs](w->path, miss, nmiss, got) : 0;
+	ret = nmiss ? readers[w->fs](w->path, w->bs, miss, nmiss, got) : 0;
 	for (size_t i = 0, m = 0; i < n && !ret; i++) {
 		const char *s = window_name(w, blocks[i]);
 

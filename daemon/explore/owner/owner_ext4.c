@@ -467,7 +467,8 @@ out:
 	return ret;
 }
 
-int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names)
+int owner_ext4(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names)
 {
+	(void)bs;	/* debugfs tells the geometry */
 	return ext4_names(image, blocks, n, names, true);
 }

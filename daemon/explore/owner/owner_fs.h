@@ -20,11 +20,12 @@ int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((forma
  * commands from a file; the caller unlinks it. 0 or -errno. */
 int owner_script(const char *image, const char *script, char *path, size_t size);
 
-/* The readers: names[i] (a new string; free it) for the filesystem block @blocks[i] of the
- * image at @image, for @n blocks numbered from the disk's start in the filesystem's block
- * size, sorted and distinct. 0 (every name set) or -errno (none set). */
-int owner_ext4(const char *image, const uint64_t *blocks, size_t n, char **names);
-int owner_xfs(const char *image, const uint64_t *blocks, size_t n, char **names);
+/* The readers: names[i] (a new string; free it) for the block @blocks[i] of the image at
+ * @image, for @n blocks of @bs bytes (the filesystem's block size) numbered from the disk's
+ * start, sorted and distinct. 0 (every name set) or -errno (none set). */
+int owner_ext4(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
+int owner_xfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
+int owner_btrfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
 
 /* For @n blocks of the ext4 image's journal (disk block numbers, any order), the filesystem
  * block each copies as the journal's live transactions list it, or 0 (a descriptor, commit

@@ -377,10 +377,12 @@ static char *block_name(const struct xfs_run *r, size_t i)
 	return strdup("[metadata]");
 }
 
-int owner_xfs(const char *image, const uint64_t *blocks, size_t n, char **names)
+int owner_xfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names)
 {
 	struct xfs_run r = { .image = image, .blocks = blocks, .n = n };
 	int ret = -ENOMEM;
+
+	(void)bs;	/* xfs_db tells the geometry */
 
 	memset(names, 0, n * sizeof(*names));
 	r.blk = calloc(n ? n : 1, sizeof(*r.blk));
