@@ -6,7 +6,7 @@
 # one filesystem, all with its UUID; the mount replays the log into explore's overlay).
 set -u
 fs=ext4 opts=defaults
-[ "$(head -c 4 "$PLUGDISK_STATE")" = XFSB ] && fs=xfs opts=nouuid
+[ "$(head -c 4 "$PLUGDISK_STATE" | tr -d '\0')" = XFSB ] && fs=xfs opts=nouuid
 name=${1:-target}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/explore-check.XXXXXX")
 dev=$(losetup -f --show "$PLUGDISK_STATE") || { echo "losetup $PLUGDISK_STATE failed"; exit 2; }
