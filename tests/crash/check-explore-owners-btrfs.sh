@@ -15,6 +15,9 @@ require_cmd jq
 explore_fs_base btrfs 256M
 explore_record "$T/w.log"
 explore_rename_workload 1
+# An fsync writes btrfs's log tree only; a transaction commit puts target's extents in the
+# extent tree that dump-tree reads.
+sync -f "$T/fs" || fail "syncfs failed"
 explore_record_end
 
 "$PLUGDISK" explore --list-states --owners --json "$T/w.log" "$T/base.img" >"$T/list.json" ||

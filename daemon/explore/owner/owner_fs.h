@@ -12,6 +12,9 @@
 int owner_run(const char *const argv[], char **out);
 /* owner_run for a run that may fail as expected: its failure is not logged. */
 int owner_try(const char *const argv[], char **out);
+/* owner_run whatever the exit status, given in *@status (waitpid's): for a tool whose output
+ * is of use when it also reports errors. 0 (*@out set) or -errno. */
+int owner_run_status(const char *const argv[], char **out, int *status);
 
 /* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
 int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -54,10 +54,10 @@ static int read_all(int fd, char **out)
 	return 0;
 }
 
-static int run(const char *const argv[], char **out, bool quiet)
+int owner_run_status(const char *const argv[], char **out, int *status)
 {
 	posix_spawn_file_actions_t fa;
-	int p[2], ret, status;
+	int p[2], ret;
 	pid_t pid;
 
 	*out = NULL;
@@ -78,9 +78,23 @@ static int run(const char *const argv[], char **out, bool quiet)
 	}
 	ret = read_all(p[0], out);
 	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+	}
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+static int run(const char *const argv[], char **out, bool quiet)
+{
+	int status, ret = owner_run_status(argv, out, &status);
+
 	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		if (!quiet)
 			fprintf(stderr, "plugdisk explore: %s failed (status %d)\n", argv[0], status);

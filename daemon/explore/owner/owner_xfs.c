@@ -19,6 +19,7 @@
 
 struct xfs_geo {
 	uint64_t agblocks, agblklog, inopblog, dblocks, rootino, blocksize, sectsize;
+	uint64_t logstart, logblocks;	/* logstart: an fsblock number; 0: an external log */
 };
 
 /* What blockuse says of a block. */
@@ -42,11 +43,13 @@ struct xfs_run {
 	struct xfs_blk *blk;
 	struct xfs_ino *inos;
 	size_t ninos;
+	bool unreplayed;	/* the log does not replay: blockget cannot run */
 };
 
-/* Run xfs_db -r with the commands of @script against @r->image; its stdout in *out. @quiet:
- * a failure is expected (a dirty log) and not logged. */
-static int xfs_db(const struct xfs_run *r, const char *script, char **out, bool quiet)
+/* Run xfs_db -r with the commands of @script against @r->image; its stdout in *out, its wait
+ * status in *@status: blockget exits non-zero on what it finds inconsistent (as a window's
+ * end may be), and still says what each block is. */
+static int xfs_db(const struct xfs_run *r, const char *script, char **out, int *status)
 {
 	char path[4096], cmd[4200];
 	int ret = owner_script(r->image, script, path, sizeof(path));
@@ -57,7 +60,7 @@ static int xfs_db(const struct xfs_run *r, const char *script, char **out, bool 
 	{
 		const char *argv[] = { "xfs_db", "-r", "-c", cmd, r->image, NULL };
 
-		ret = quiet ? owner_try(argv, out) : owner_run(argv, out);
+		ret = owner_run_status(argv, out, status);
 	}
 	unlink(path);
 	return ret;
@@ -67,8 +70,13 @@ static int geometry(struct xfs_run *r)
 {
 	struct xfs_geo *g = &r->geo;
 	char *out = NULL, *save, *line;
-	int ret = xfs_db(r, "sb 0\np agblocks agblklog inopblog dblocks rootino blocksize "
-			 "sectsize\n", &out, false);
+	int status, ret = xfs_db(r, "sb 0\np agblocks agblklog inopblog dblocks rootino blocksize "
+				 "sectsize logstart logblocks\n", &out, &status);
+
+	if (!ret && status) {
+		fprintf(stderr, "plugdisk explore: xfs_db sb 0 failed (status %d)\n", status);
+		ret = -EIO;
+	}
 
 	for (line = ret ? NULL : strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -80,6 +88,8 @@ static int geometry(struct xfs_run *r)
 			{ "rootino = ", offsetof(struct xfs_geo, rootino) },
 			{ "blocksize = ", offsetof(struct xfs_geo, blocksize) },
 			{ "sectsize = ", offsetof(struct xfs_geo, sectsize) },
+			{ "logstart = ", offsetof(struct xfs_geo, logstart) },
+			{ "logblocks = ", offsetof(struct xfs_geo, logblocks) },
 		};
 
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
@@ -157,8 +167,11 @@ static int replay_log(const struct xfs_run *r)
 		fprintf(stderr, "plugdisk explore: mkdir %s: %s\n", dir, strerror(-ret));
 		return ret;
 	}
-	ret = owner_run(mount, &out);
+	ret = owner_try(mount, &out);
 	free(out);
+	if (ret)
+		fprintf(stderr, "plugdisk explore: mount of %s failed: its xfs log does not replay, "
+			"only the log and the AG headers are named\n", r->image);
 	if (!ret) {
 		ret = owner_run(umount, &out);
 		free(out);
@@ -173,7 +186,7 @@ static int pass_use(struct xfs_run *r)
 	const struct xfs_geo *g = &r->geo;
 	char *script = NULL, *out = NULL, *save, *line;
 	size_t len = 0;
-	int ret = owner_addf(&script, &len, "blockget -n\n");
+	int status, ret = owner_addf(&script, &len, "blockget -n\n");
 
 	for (size_t i = 0, j; i < r->n && !ret; i = j) {
 		for (j = i + 1; j < r->n && r->blocks[j] == r->blocks[j - 1] + 1 &&
@@ -187,10 +200,20 @@ static int pass_use(struct xfs_run *r)
 				 fsblock(g, r->blocks[i]), j - i);
 	}
 	if (!ret)
-		ret = xfs_db(r, script, &out, true);
-	if (ret == -EIO && !replay_log(r))
-		ret = xfs_db(r, script, &out, false);
-	for (line = ret ? NULL : strtok_r(out, "\n", &save); line;
+		ret = xfs_db(r, script, &out, &status);
+	if (!ret && strstr(out, "needs to\nbe replayed")) {
+		free(out);
+		out = NULL;
+		if (replay_log(r))
+			r->unreplayed = true;
+		else
+			ret = xfs_db(r, script, &out, &status);
+	}
+	if (!ret && out && status && strncmp(out, "block ", 6) && !strstr(out, "\nblock ")) {
+		fprintf(stderr, "plugdisk explore: xfs_db blockget failed (status %d)\n", status);
+		ret = -EIO;
+	}
+	for (line = ret || !out ? NULL : strtok_r(out, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
 		parse_use(r, line);
 	free(script);
@@ -236,7 +259,7 @@ static int pass_inodes(struct xfs_run *r)
 	uint64_t per = 1ULL << r->geo.inopblog;
 	char *script = NULL, *out = NULL;
 	size_t len = 0, cap = 0;
-	int ret = 0;
+	int status, ret = 0;
 
 	for (size_t i = 0; i < r->n; i++)
 		cap += !strcmp(r->blk[i].type, "inode") ? per : 0;
@@ -259,9 +282,9 @@ static int pass_inodes(struct xfs_run *r)
 	if (!ret)
 		ret = owner_addf(&script, &len, "\n");
 	if (!ret)
-		ret = xfs_db(r, script, &out, false);
+		ret = xfs_db(r, script, &out, &status);
 	if (!ret)
-		parse_ncheck(r, out);
+		parse_ncheck(r, out);	/* whatever blockget found wrong on the way */
 	free(script);
 	free(out);
 	return ret;
@@ -343,6 +366,9 @@ static const struct { const char *type, *name; } xfs_meta[] = {
 	{ "rtbitmap", "[realtime bitmap]" },
 	{ "rtsum", "[realtime summary]" },
 	{ "cowdata", "[copy on write staging]" },
+	/* allocated, yet nothing blockget walked owns it: mostly data an inode claims only
+	 * later */
+	{ "unknown", "[in use]" },
 };
 
 static const struct { const char *type, *kind; } xfs_kinds[] = {
@@ -355,16 +381,37 @@ static const struct { const char *type, *kind; } xfs_kinds[] = {
 	{ "btbmapd", "extent map" },
 };
 
+static const char *sb_name(const struct xfs_run *r)
+{
+	/* Below a block's size the AG's headers share its first block. */
+	return r->geo.sectsize < r->geo.blocksize ? "[superblock and AG headers]" : "[superblock]";
+}
+
+/* A window's end whose log does not replay (the mount fails): what the geometry alone tells,
+ * the log and the AG headers. */
+static char *unreplayed_name(const struct xfs_run *r, size_t i)
+{
+	const struct xfs_geo *g = &r->geo;
+	uint64_t b = r->blocks[i];
+	uint64_t log0 = (g->logstart >> g->agblklog) * g->agblocks +
+			(g->logstart & ((1ULL << g->agblklog) - 1));
+	if (g->logstart && b >= log0 && b - log0 < g->logblocks)
+		return strdup("[log]");
+	if (b % g->agblocks == 0)
+		return strdup(sb_name(r));
+	return strdup("[not named: the log does not replay]");
+}
+
 static char *block_name(const struct xfs_run *r, size_t i)
 {
 	const struct xfs_blk *b = &r->blk[i];
 
 	if (r->blocks[i] >= r->geo.dblocks)
 		return strdup("[past the filesystem]");
+	if (r->unreplayed)
+		return unreplayed_name(r, i);
 	if (!strcmp(b->type, "sb"))
-		/* Below a block's size the AG's headers share its first block. */
-		return strdup(r->geo.sectsize < r->geo.blocksize ? "[superblock and AG headers]" :
-			      "[superblock]");
+		return strdup(sb_name(r));
 	if (!strcmp(b->type, "inode"))
 		return inodes_name(r, i);
 	for (size_t k = 0; k < sizeof(xfs_kinds) / sizeof(xfs_kinds[0]); k++)
@@ -391,7 +438,7 @@ int owner_xfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, 
 	ret = geometry(&r);
 	if (!ret)
 		ret = pass_use(&r);
-	if (!ret)
+	if (!ret && !r.unreplayed)
 		ret = pass_inodes(&r);
 	for (size_t i = 0; i < n && !ret; i++)
 		if (!(names[i] = block_name(&r, i)))
