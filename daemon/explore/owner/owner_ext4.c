@@ -255,8 +255,7 @@ static int pass2(struct ext4_run *r)
 	if (ret || !r->ninos)
 		return ret;
 	for (size_t i = 0; i < r->ninos && !ret; i++)
-		if (find_ino(r, r->inos[i].ino) && i < r->ninos)
-			ret = owner_addf(&script, &len, "%s%" PRIu64, i ? " " : "ncheck ", r->inos[i].ino);
+		ret = owner_addf(&script, &len, "%s%" PRIu64, i ? " " : "ncheck ", r->inos[i].ino);
 	if (!ret)
 		ret = owner_addf(&script, &len, "\n");
 	for (size_t i = 0; i < r->n && !ret; i++)
