@@ -14,6 +14,9 @@ const struct pd_exit pd_exits[] = {
 	  "an image or NBD export cannot be used, or explore could not run its states" },
 	{ EXIT_MOUNT, "mount",
 	  "a mountpoint cannot be used, or is not a plugdisk mount, or its daemon has exited" },
+	{ EXIT_INCOMPLETE, "incomplete",
+	  "every state explore checked passed, but the write log is cut short (a write to it "
+	  "failed): the states after its cut are unknown" },
 };
 const unsigned int pd_nr_exits = sizeof(pd_exits) / sizeof(pd_exits[0]);
 

@@ -13,6 +13,7 @@ enum {
 	EXIT_USAGE = 2,		/* bad option, configuration or input */
 	EXIT_IMAGE = 3,		/* an image (or NBD export) cannot be used */
 	EXIT_MOUNT = 4,		/* a mountpoint cannot be used, or is not a plugdisk mount */
+	EXIT_INCOMPLETE = 5,	/* explore: every state checked passed, but the log is cut short */
 };
 
 struct pd_exit {

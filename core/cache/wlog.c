@@ -85,9 +85,11 @@ static void wlog_cut_short(struct wlog *l, int err, const char *call)
 	if (ftruncate(l->fd, (off_t)end) < 0)
 		log_err("cache.log: ftruncate %s: %m", l->path);
 	ret = wlog_patch_hdr(l, offsetof(struct wlog_hdr, end), &end, sizeof(end), &call2);
-	if (ret)
-		log_err("cache.log: %s %s: %s; its header cannot say that the log was cut short",
-			call2, l->path, strerror(-ret));
+	if (ret) {
+		l->end_unsaved = true;
+		log_err("cache.log: %s %s: %s; its header cannot say that the log was cut short "
+			"yet (tried again at close)", call2, l->path, strerror(-ret));
+	}
 }
 
 void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t offset,
@@ -140,6 +142,23 @@ void wlog_append_flags(struct wlog *l, enum wlog_type type, uint32_t flags, uint
 
 void wlog_close(struct wlog *l)
 {
+	uint64_t end = l->size;
+	const char *call;
+	int ret;
+
+	/* Without its end the log would read as whole, offering states as if the writes it
+	 * lost never happened: one more try (a transient EIO may have passed). */
+	if (l->fd >= 0 && l->end_unsaved) {
+		ret = wlog_patch_hdr(l, offsetof(struct wlog_hdr, end), &end, sizeof(end), &call);
+		if (ret)
+			log_err("cache.log: %s %s: %s; the log is cut short at byte %llu, and its "
+				"header does not say so: readers take it for whole", call, l->path,
+				strerror(-ret), (unsigned long long)end);
+		else
+			log_info("cache.log: %s: its header says now that it was cut short at byte "
+				 "%llu", l->path, (unsigned long long)end);
+		l->end_unsaved = false;
+	}
 	if (l->fd >= 0)
 		close(l->fd);
 	l->fd = -1;
@@ -385,6 +404,10 @@ int wlog_validate(struct wlog_reader *r, struct wlog_summary *sum, char *err, si
 	if (!s.end)
 		s.end = sizeof(r->hdr);
 	s.torn = !ret && !s.cut && r->nrec > s.records;
+	/* A log cut short after its first power cut reads whole up to that cut. */
+	if (s.cut)
+		s.cut_short = 0;
+	s.cut_short_after = s.cut_short ? s.records : 0;
 out:
 	if (ret == -EINVAL)
 		snprintf(err, errlen, "record %" PRIu64 " at byte %" PRIu64 ": %s", r->nrec,
@@ -445,6 +468,13 @@ int wlog_validate_buf(const void *buf, size_t len, struct wlog_summary *sum, cha
 	ret = wlog_validate(&r, sum, err, errlen);
 	wlog_reader_close(&r);
 	return ret;
+}
+
+void wlog_cut_short_text(char *buf, size_t len, uint64_t after, uint64_t at)
+{
+	snprintf(buf, len, "the log is cut short after record %" PRIu64 " (at byte %" PRIu64
+		 "): a write to it failed (the daemon's log names the error); writes after it "
+		 "are not in the log, so no state past it is known", after, at);
 }
 
 int wlog_reader_rewind(struct wlog_reader *r)

@@ -31,7 +31,18 @@
  * Flush N is the N-th FLUSH record: every write of an epoch up to the largest epoch of the
  * first N FLUSH records is durable then (concurrent flushes may complete out of epoch
  * order). Version 1 logs, without FLUSH_FAILED or MARK records, read the same way. A torn
- * last record (the daemon died while writing it) is ignored by the reader. */
+ * last record (the daemon died while writing it) is ignored by the reader.
+ *
+ * A log cut short: when a write to the log fails (ENOSPC, EIO), logging stops, the file is
+ * cut back to its last whole record and the header's end is set to that byte, by a pwrite
+ * over the header's own bytes: it needs no new block, so it works on a full filesystem. A
+ * header that could not be rewritten then is rewritten at close. end was zero in every log
+ * written before it meant this (and zero still means "whole"), so the field needs no new
+ * version: old logs read as whole, and a nonzero end outside the file is refused as any bad
+ * field is. Readers count the records before end and say that the log is cut short after
+ * record N: the writes that completed after it are in no log, so no state past it is known.
+ * The error itself is named in the daemon's log only: the header has no room for it, and a
+ * longer header would make every reader before it refuse every log. */
 #ifndef PLUGDISK_WLOG_H
 #define PLUGDISK_WLOG_H
 
@@ -85,6 +96,7 @@ struct wlog {
 	uint64_t size;	/* bytes written: where the next record goes */
 	uint32_t version;	/* the header's version now */
 	uint64_t lost;	/* records not written since the write error */
+	bool end_unsaved;	/* the header's end could not be written: retried at close */
 };
 
 /* Create (truncate) @path and write the header. 0 or -errno (logged). */
@@ -101,6 +113,7 @@ void wlog_append(struct wlog *l, enum wlog_type type, uint64_t epoch, uint64_t o
 void wlog_append_flags(struct wlog *l, enum wlog_type type, uint32_t flags, uint64_t epoch,
 		       uint64_t offset, uint64_t len, const void *data);
 
+/* Close the log; a header that could not say that the log was cut short is rewritten now. */
 void wlog_close(struct wlog *l);
 
 /* A record type's name, for messages ("record" for an unknown one). */
@@ -145,7 +158,10 @@ struct wlog_summary {
 	struct wlog_hdr hdr;
 	uint64_t records, writes, write_bytes, flushes, discards, marks;
 	uint64_t end;		/* the byte after the last whole record read */
-	uint64_t cut_short;	/* 0, or where a write error cut the log short (hdr.end) */
+	uint64_t cut_short;	/* 0, or where a write error cut the log short (hdr.end), when
+				 * what is read reaches it (no power cut before it) */
+	uint64_t cut_short_after;	/* with cut_short: the records before it (the last
+					 * one logged is record cut_short_after, from 1) */
 	bool cut;		/* stopped at the first power cut, which ends what is read */
 	bool torn;		/* a torn last record was left out */
 };
@@ -159,6 +175,10 @@ int wlog_validate(struct wlog_reader *r, struct wlog_summary *sum, char *err, si
 int wlog_validate_path(const char *path, struct wlog_summary *sum, char *err, size_t errlen);
 int wlog_validate_buf(const void *buf, size_t len, struct wlog_summary *sum, char *err,
 		      size_t errlen);
+
+/* The words every reader says of a log cut short after record @after, at byte @at, into
+ * @buf: "the log is cut short after record N ...". */
+void wlog_cut_short_text(char *buf, size_t len, uint64_t after, uint64_t at);
 
 /* Back to the first record. 0 or -errno. */
 int wlog_reader_rewind(struct wlog_reader *r);

@@ -216,6 +216,7 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	uint64_t opcap = 0, wincap = 0, markcap = 0, flushes = 0, durable = 0, dptr = 0;
 	uint64_t max_epoch = 0, rpos = 0;
 	uint32_t unit;
+	struct wlog_summary sum;
 	struct wlog_reader r;
 	char msg[256];
 	struct wlog_rec rec;
@@ -226,11 +227,13 @@ int ws_log_open(struct ws_log *l, const char *path, unsigned int k, char *err, s
 	l->fd = -1;
 	l->k = k;
 	/* The one check every reader makes (core/cache/wlog.c), before anything is built. */
-	ret = wlog_validate_path(path, NULL, msg, sizeof(msg));
+	ret = wlog_validate_path(path, &sum, msg, sizeof(msg));
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, msg);
 		return ret;
 	}
+	l->cut_short = sum.cut_short;
+	l->cut_short_after = sum.cut_short_after;
 	ret = wlog_reader_open(&r, path);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-ret));

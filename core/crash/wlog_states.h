@@ -81,6 +81,9 @@ struct ws_log {
 	struct ws_mark *marks;
 	uint64_t nmarks;
 	bool cut;		/* the log ends at a power cut; what follows it is not read */
+	uint64_t cut_short;	/* 0, or the byte where a write error cut the log short, before
+				 * any power cut: the states after it are unknown */
+	uint64_t cut_short_after;	/* with cut_short: the records before it */
 	unsigned int k;		/* drop up to k pending ops in a large window */
 	uint64_t nstates;	/* all windows' states */
 };

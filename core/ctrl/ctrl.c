@@ -3,7 +3,7 @@
  *
  * Notes on the design.
  *
- * The controller has p.queue_depth command slots. The queue asks ctrl_admit() before
+ * The controller has p.queue_depth command slots. The queue asks ctrl_admit_locked() before
  * it dispatches each request; the answer is one of
  *   OK      a slot is free and every rate bucket that covers the command is out of debt:
  *           the slot is taken and the buckets are charged the command's full cost;
@@ -12,7 +12,7 @@
  *   BUDGET  a bucket is in debt: the queue stops, and a timer armed for the moment the debt
  *           clears starts it;
  *   HEAD    the seek model's one head is busy: the queue stops likewise until it is free.
- * Which request is offered is ctrl_pick()'s choice: the queue's head, or with
+ * Which request is offered is ctrl_pick_locked()'s choice: the queue's head, or with
  * controller.reorder = sptf the one of the first queue_depth nearest the head.
  * While stopped, the queue keeps merging what arrives, which is where plugging pays off.
  *
@@ -66,9 +66,18 @@
 #include "core/util/barrier.h"
 #include "core/util/clock.h"
 #include "core/ctrl/ctrl.h"
+#include "core/util/lock.h"
 #include "core/util/log.h"
 #include "core/queue/merge.h"
 #include "core/queue/queue.h"
+
+/* The caller holds the lock the admission state is under, its queue's (unit tests that
+ * drive a controller without a queue check nothing). */
+static void ctrl_assert_held(const struct ctrl *c)
+{
+	if (c->q)
+		lock_assert_held(&c->q->lock);
+}
 
 /* One step of a running median: @est moves a small step towards @sample, so that rare long
  * stalls of a loaded machine do not drag it. */
@@ -125,12 +134,14 @@ static void ctrl_deadline_fn(struct timer_entry *e, uint64_t now)
 	ctrl_note_late(c, now > due ? now - due : 0);
 }
 
-enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
+enum ctrl_admit_result ctrl_admit_locked(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at)
 {
 	bool timed = latency_is_on(&c->p), back;
 	uint64_t start;
 	int64_t at;
+
+	ctrl_assert_held(c);
 
 	if (c->in_flight >= c->p.queue_depth)
 		return CTRL_ADMIT_SLOTS;
@@ -218,11 +229,13 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
 	return CTRL_ADMIT_OK;
 }
 
-struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now)
+struct request *ctrl_pick_locked(const struct ctrl *c, struct request *head, uint64_t now)
 {
 	struct request *best = head, *rq;
 	uint64_t best_pos = UINT64_MAX;
 	unsigned int n = 0;
+
+	ctrl_assert_held(c);
 
 	if (c->p.reorder != CTRL_REORDER_SPTF || !latency_needs_head(&c->p, head->op))
 		return head;
@@ -246,9 +259,11 @@ struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t n
 	return best;
 }
 
-void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now)
+void ctrl_snapshot_models_locked(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now)
 {
 	const struct rate_credit *cr = &c->rate.credit;
+
+	ctrl_assert_held(c);
 
 	ss->credit_capacity = cr->capacity;
 	ss->credit_baseline = cr->capacity ? cr->b.rate : 0;
@@ -263,14 +278,17 @@ void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint6
 	ss->host_starts = c->host_starts;
 }
 
-bool ctrl_may_hold(const struct ctrl *c)
+bool ctrl_may_hold_locked(const struct ctrl *c)
 {
+	ctrl_assert_held(c);
 	return latency_is_on(&c->p) || rate_is_limited(&c->rate);
 }
 
-void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now)
+void ctrl_release_locked(struct ctrl *c, struct request *rq, uint64_t now)
 {
 	bool timed = rq->deadline_ns != rq->dispatch_ns;
+
+	ctrl_assert_held(c);
 
 	if (!--c->in_flight) {
 		c->idle_ns = now;
@@ -286,9 +304,11 @@ void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now)
 	c->slot_free_nr++;
 }
 
-void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
+void ctrl_reconfigure_locked(struct ctrl *c, const struct ctrl_params *p, uint64_t now)
 {
 	unsigned int workers = c->p.workers;
+
+	ctrl_assert_held(c);
 
 	rate_reconfigure(&c->rate, p, (int64_t)now);
 	latency_reconfigure(&c->lat, p);

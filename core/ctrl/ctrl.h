@@ -26,7 +26,7 @@ typedef io_exec_fn ctrl_exec_fn;
 
 struct ctrl {
 	/* Admission state: guarded by the queue's lock (q->lock), which the queue holds when it
-	 * calls ctrl_admit() and ctrl_release(). */
+	 * calls the _locked functions; they assert it (core/util/lock.h) when @q is set. */
 	struct ctrl_params p;		/* q->lock */
 	unsigned int in_flight;		/* q->lock: commands holding a slot */
 	struct rate rate;		/* q->lock */
@@ -96,7 +96,7 @@ void ctrl_destroy(struct ctrl *c);
 /* May @rq start now? On OK takes a slot, charges the rate buckets and sets the request's
  * device start time (>= @not_before: when the queue last became runnable) and deadline.
  * q->lock held. */
-enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t now,
+enum ctrl_admit_result ctrl_admit_locked(struct ctrl *c, struct request *rq, uint64_t now,
 				  uint64_t not_before, uint64_t *ready_at);
 
 /* The queued request the controller would start next, from its queue's head @head (q->head,
@@ -104,7 +104,7 @@ enum ctrl_admit_result ctrl_admit(struct ctrl *c, struct request *rq, uint64_t n
  * controller.reorder = sptf and the seek model the one of the first queue_depth with the
  * shortest positioning time, never one that would pass a flush or a request whose range it
  * overlaps. q->lock held. */
-struct request *ctrl_pick(const struct ctrl *c, struct request *head, uint64_t now);
+struct request *ctrl_pick_locked(const struct ctrl *c, struct request *head, uint64_t now);
 
 /* Hand admitted requests (linked by work_next) to the backend. Call without q->lock.
  * If the calling thread's inline hint (io_set_thread_inline, core/stage/request.h) says it may, the thread runs
@@ -114,16 +114,16 @@ void ctrl_issue(struct ctrl *c, struct request *list);
 
 /* Whether the controller may keep a request beyond its backing I/O: a service latency or
  * a rate limit. q->lock held. */
-bool ctrl_may_hold(const struct ctrl *c);
+bool ctrl_may_hold_locked(const struct ctrl *c);
 
 /* Free @rq's slot. q->lock held. */
-void ctrl_release(struct ctrl *c, struct request *rq, uint64_t now);
+void ctrl_release_locked(struct ctrl *c, struct request *rq, uint64_t now);
 
 /* Apply new controller parameters live: slots, rates (buckets keep their debt), latency.
  * The worker count is fixed at start. q->lock held. */
-void ctrl_reconfigure(struct ctrl *c, const struct ctrl_params *p, uint64_t now);
+void ctrl_reconfigure_locked(struct ctrl *c, const struct ctrl_params *p, uint64_t now);
 
 /* Copy the state of the burst credits and the write cliff into @ss. q->lock held. */
-void ctrl_snapshot_models(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
+void ctrl_snapshot_models_locked(const struct ctrl *c, struct stats_snapshot *ss, uint64_t now);
 
 #endif

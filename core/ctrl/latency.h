@@ -13,8 +13,8 @@
  *     for the transfer at the media rate of the sector's zone (16 zones from
  *     media_rate_outer at LBA 0 down to media_rate_inner at the last). There is one head:
  *     these commands run one after the other, whatever the queue depth; the controller
- *     admits the next only when the head is free (ctrl_admit: CTRL_ADMIT_HEAD), so that
- *     the waiting ones stay in the queue for SPTF (ctrl_pick) to choose from;
+ *     admits the next only when the head is free (ctrl_admit_locked: CTRL_ADMIT_HEAD), so that
+ *     the waiting ones stay in the queue for SPTF (ctrl_pick_locked) to choose from;
  *   - a write cliff for flash (controller.write_cliff_bytes > 0): a fast write cache (an SLC
  *     cache) of that many bytes drains in write_cliff_window_ms; writes that find it full
  *     run at write_cliff_bandwidth, one after the other, on top of their other latency.

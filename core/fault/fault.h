@@ -148,7 +148,7 @@ unsigned int fault_nr_held(struct fault_set *fs);
 bool fault_any(struct fault_set *fs);
 
 /* Extra service latency for @rq, admitted at @now: the sum over the latency faults that
- * fire. q->lock held (the controller calls it from ctrl_admit()). */
+ * fire. q->lock held (the controller calls it from ctrl_admit_locked()). */
 uint64_t fault_latency_ns(struct fault_set *fs, const struct request *rq);
 
 /* The I/O stage (core/stage/request.h), @arg a struct fault_set: applies errors, lies, corruption,

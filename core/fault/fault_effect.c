@@ -4,7 +4,7 @@
  * The set that holds the faults is core/fault/fault.c.
  *
  * Where each effect acts. A latency fault adds to the service latency at admission
- * (fault_latency_ns() from ctrl_admit()): the command holds its slot for longer, so a slow
+ * (fault_latency_ns() from ctrl_admit_locked()): the command holds its slot for longer, so a slow
  * spell stops the queue exactly as a slow device does. Every other effect acts per request
  * in fault_exec(), the I/O stage between the controller and the backend: an error fails the
  * command without I/O, a lie acknowledges a write without writing, a corruption writes (or

@@ -58,10 +58,11 @@ void queue_plug_hold(struct queue *q, bool plug)
 }
 
 /* q->lock held: wait for idle_wait, or 10 ms, whichever comes first. */
-static void queue_wait_tick(struct queue *q)
+static void queue_wait_tick_locked(struct queue *q)
 {
 	struct timespec ts;
 
+	lock_assert_held(&q->lock);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += 10 * 1000 * 1000;
 	if (ts.tv_nsec >= 1000000000) {
@@ -92,7 +93,7 @@ int queue_freeze(struct queue *q, bool (*held)(void *arg), void *arg)
 					ret = -EBUSY;
 					break;
 				}
-				queue_wait_tick(q);
+				queue_wait_tick_locked(q);
 			} else if (smp_load_mb(q->completing)) {
 				lock_drop(&q->lock);
 				sched_yield();
@@ -142,7 +143,7 @@ bool queue_may_hold(struct queue *q)
 	bool hold;
 
 	lock_take(&q->lock);
-	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold(q->ctrl);
+	hold = q->held || q->plug_held || q->frozen || ctrl_may_hold_locked(q->ctrl);
 	lock_drop(&q->lock);
 	return hold;
 }

@@ -174,8 +174,8 @@ void queue_run_locked(struct queue *q, uint64_t now, struct request **list)
 		uint64_t ready_at = 0;
 
 		/* the head, unless the controller reorders (SPTF) */
-		rq = ctrl_pick(q->ctrl, q->head, now);
-		ret = ctrl_admit(q->ctrl, rq, now, q->runnable_since, &ready_at);
+		rq = ctrl_pick_locked(q->ctrl, q->head, now);
+		ret = ctrl_admit_locked(q->ctrl, rq, now, q->runnable_since, &ready_at);
 		switch (ret) {
 		case CTRL_ADMIT_OK:
 			break;
@@ -450,7 +450,7 @@ void queue_complete_at(struct queue *q, struct request *rq, uint64_t now)
 
 	lock_take(&q->lock);
 	queue_account_time_locked(q, now);
-	ctrl_release(q->ctrl, rq, now);
+	ctrl_release_locked(q->ctrl, rq, now);
 	st->ios++;
 	if (rq->error)
 		st->errors++;
@@ -585,7 +585,7 @@ void queue_reconfigure(struct queue *q, const struct queue_params *qp,
 	lock_take(&q->lock);
 	now = queue_now(q);
 	q->p = *qp;
-	ctrl_reconfigure(q->ctrl, cp, now);
+	ctrl_reconfigure_locked(q->ctrl, cp, now);
 	if (!qp->plug) {
 		queue_unplug_locked(q, UNPLUG_IDLE, now);
 	} else if (q->plugged) {
@@ -623,7 +623,7 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 		ss->bw_level[d] = rate_bucket_level(&q->ctrl->rate.bw[d], (int64_t)now);
 		ss->iops_level[d] = rate_bucket_level(&q->ctrl->rate.iops[d], (int64_t)now);
 	}
-	ctrl_snapshot_models(q->ctrl, ss, now);
+	ctrl_snapshot_models_locked(q->ctrl, ss, now);
 	ss->s = q->stats;
 	memset(&ss->faults, 0, sizeof(ss->faults)); /* the fault stage's part: its owner fills it */
 	if (q->plugged)

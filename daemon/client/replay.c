@@ -102,9 +102,12 @@ static int replay_list(struct wlog_reader *r, const struct wlog_summary *sum)
 			r->nrec, r->rec_pos, ret == -EINVAL ? r->why : strerror(-ret));
 		return ret == -EINVAL ? 2 : 1;
 	}
-	if (sum->cut_short)
-		printf("cut short at byte %" PRIu64 " after %" PRIu64 " writes: a write error "
-		       "stopped the log; what followed is not in it\n", sum->cut_short, writes);
+	if (sum->cut_short) {
+		char msg[256];
+
+		wlog_cut_short_text(msg, sizeof(msg), sum->cut_short_after, sum->cut_short);
+		printf("LOG: %s (after %" PRIu64 " writes)\n", msg, writes);
+	}
 	printf("end after %" PRIu64 " writes (%" PRIu64 " bytes), %" PRIu64 " flushes\n", writes,
 	       bytes, flushes);
 	return 0;
@@ -428,10 +431,12 @@ int pd_replay_main(int argc, char **argv)
 		wlog_reader_close(&r);
 		return ret == -EINVAL || ret == -EPROTO ? 2 : 1;
 	}
-	if (sum.cut_short && what != 'l')
-		fprintf(stderr, "plugdisk replay: %s: the log is cut short at byte %" PRIu64
-			": a write error stopped it, and what followed is not in it\n",
-			argv[optind], sum.cut_short);
+	if (sum.cut_short) {
+		/* Warned on stderr by every mode (--list also says it in its listing, where it
+		 * falls): a replay past the last flush is not every state a cut could leave. */
+		wlog_cut_short_text(err, sizeof(err), sum.cut_short_after, sum.cut_short);
+		fprintf(stderr, "plugdisk replay: %s: warning: %s\n", argv[optind], err);
+	}
 	ret = wlog_reader_rewind(&r);
 	if (ret) {
 		fprintf(stderr, "plugdisk replay: %s: %s\n", argv[optind], strerror(-ret));

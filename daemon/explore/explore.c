@@ -99,7 +99,9 @@ static void explore_usage(FILE *f)
 		"                     under --budget): N such runs check what one run would\n"
 		"  --merge            join the --json reports of shards 0..N-1 into one report,\n"
 		"                     the one a run without --shard prints (text, or --json)\n"
-		"A state that failed its check exits 1; explore's own failure 3.\n");
+		"A state that failed its check exits 1; bad input 2; explore's own failure 3;\n"
+		"every state checked passed but the log is cut short (a write to it failed, so\n"
+		"the states after the cut are unknown) 5.\n");
 	pd_exit_help(f);
 }
 
@@ -523,7 +525,8 @@ static int minimize_fails(struct xp *x, struct xf *xf, struct xp_slot *slots)
 	struct xp_lost_ctx c = { x, xf, slots, x->log.nstates };
 	int ret = 0;
 
-	qsort(x->fails, x->nfails, sizeof(*x->fails), cmp_fail);
+	if (x->nfails) /* no failure, no array: qsort must not be given NULL */
+		qsort(x->fails, x->nfails, sizeof(*x->fails), cmp_fail);
 	for (uint64_t i = 0; i < x->nfails && !ret; i++) {
 		struct xp_fail *fl = &x->fails[i];
 		struct ws_state s;
@@ -743,6 +746,10 @@ static int xp_log_open(struct xp *x, uint64_t disk_size, char *err, size_t errle
 	}
 	ret = ws_log_open(&x->log, src.path, x->k, err, errlen);
 	dmlog_src_close(&src); /* the log is mapped */
+	if (!ret && x->log.cut_short) {
+		wlog_cut_short_text(msg, sizeof(msg), x->log.cut_short_after, x->log.cut_short);
+		fprintf(stderr, "plugdisk explore: %s: warning: %s\n", x->log_path, msg);
+	}
 	return ret;
 }
 
@@ -1033,7 +1040,7 @@ int pd_explore_main(int argc, char **argv)
 	xp_report(&x, stdout);
 	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
 		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
-	status = x.nfails ? 1 : 0;
+	status = xp_status(&x);
 out:
 	for (uint64_t i = 0; i < x.nfails; i++) {
 		free(x.fails[i].output);

@@ -62,6 +62,12 @@ struct xp {
 	double seconds;
 };
 
+/* A finished run's exit status: 1 some state failed (a log cut short changes nothing in
+ * that: the failures are real states); EXIT_INCOMPLETE (daemon/exit.h) every state checked
+ * passed but a write error cut the log short, so the states after the cut are unknown and a
+ * script that reads 0 as "every state passed" must not get it; or 0. */
+int xp_status(const struct xp *x);
+
 /* Print the report (text or JSON, by x->json) to @f. The run's timing is not in it: the same
  * log and seed give the same report. */
 void xp_report(const struct xp *x, FILE *f);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Failures grouped by signature (see explore_groups.h). A hash is a word of 8 or more hex
- * digits with a digit among them (Git's object ids, checksums), or 0x and hex digits; a
- * number is any other run of digits. Both become '#', so that "object 3f2a9c1e... missing" and "line 42" match
- * their kin from other states. */
+/* Failures grouped by signature (see explore_groups.h). A hash is a whole word of 2 or more
+ * hex digits with a digit among them (Git's object ids and their fan-out directories,
+ * ".git/objects/3d/2f9a...", checksums), or 0x and hex digits; a number is any other run of
+ * digits. Both become '#', so that "object 3f2a9c1e... missing" and "line 42" match their kin
+ * from other states. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +15,7 @@
 #include "daemon/explore/explore.h"
 #include "daemon/explore/explore_groups.h"
 
-#define XP_HASH_MIN 8	/* hex digits that make a word a hash */
+#define XP_HASH_MIN 2	/* hex digits that make a word a hash */
 
 /* The length of the run of hex digits at @p, if it is a whole word of XP_HASH_MIN or more
  * with a digit in it; else 0. */
@@ -167,7 +168,8 @@ void xp_groups_sort(struct xp_groups *gs)
 {
 	for (uint64_t i = 0; i < gs->n; i++)
 		qsort(gs->g[i].members, gs->g[i].count, sizeof(uint64_t), cmp_u64);
-	qsort(gs->g, gs->n, sizeof(*gs->g), cmp_group);
+	if (gs->n) /* no failure, no array: qsort must not be given NULL */
+		qsort(gs->g, gs->n, sizeof(*gs->g), cmp_group);
 }
 
 void xp_groups_free(struct xp_groups *gs)

@@ -401,6 +401,12 @@ static int xm_join(struct xp *x, const struct xm_report *r, int n, bool *opened)
 				"shards: their shares overlap\n", x->fails[i].id);
 			return -EINVAL;
 		}
+	/* The owners are read again from the log and the base, as the shards read them: the
+	 * merged groups are the run's own. */
+	x->owner = xp_owner_new(&x->log, x->base_path);
+	if (!x->owner)
+		return -ENOMEM;
+	x->owners_shown = true;
 	return xm_group(x);
 }
 
@@ -433,7 +439,7 @@ int xp_merge_main(struct xp *x, int argc, char **argv)
 		ret = xm_join(x, r, argc, &opened);
 	if (!ret)
 		xp_report(x, stdout);
-	status = ret == -ENOMEM ? 3 : ret ? 2 : x->nfails ? 1 : 0;
+	status = ret == -ENOMEM ? 3 : ret ? 2 : xp_status(x);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "plugdisk explore: out of memory\n");
 	for (uint64_t i = 0; i < x->nfails; i++) {
@@ -442,6 +448,7 @@ int xp_merge_main(struct xp *x, int argc, char **argv)
 	}
 	free(x->fails);
 	xp_groups_free(&x->groups);
+	xp_owner_free(x->owner);
 	if (opened)
 		ws_log_close(&x->log);
 	for (int i = 0; i < argc; i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/exit.h"
 #include "daemon/explore/explore.h"
 
 #define XP_LIST_MAX 64	/* ranges listed per kind; the counts are always whole */
@@ -323,8 +324,15 @@ static void report_text(const struct xp *x, FILE *f)
 {
 	const struct ws_log *l = &x->log;
 
+	char cut_short[256];
+
 	fprintf(f, "explore: %" PRIu64 " crash states in %" PRIu64 " windows (-k %u)%s\n",
 		l->nstates, l->nwin, x->k, l->cut ? "; the log ends at a power cut" : "");
+	if (l->cut_short) {
+		wlog_cut_short_text(cut_short, sizeof(cut_short), l->cut_short_after,
+				    l->cut_short);
+		fprintf(f, "explore: LOG: %s\n", cut_short);
+	}
 	if (x->sampled)
 		fprintf(f, "explore: over the budget: %" PRIu64 " states %s with seed %" PRIu64
 			"\n", x->planned, x->sel.uniform ? "sampled uniformly" :
@@ -393,6 +401,9 @@ static void report_text(const struct xp *x, FILE *f)
 	fprintf(f, "\nexplore: %" PRIu64 " states: %" PRIu64 " checked, %" PRIu64 " passed, %"
 		PRIu64 " failed, %" PRIu64 " skipped as identical to one checked\n",
 		xp_run_states(x), x->checked, x->passed, x->nfails, x->dups);
+	if (l->cut_short)
+		fprintf(f, "explore: not every crash state: the log is cut short after record %"
+			PRIu64 ", so the states after it are unknown\n", l->cut_short_after);
 }
 
 /* What --merge needs to check that shards' reports add up, and to print their report as one
@@ -443,7 +454,13 @@ static void report_json(const struct xp *x, FILE *f)
 		x->sampled ? "true" : "false", x->planned, x->checked, x->passed, x->nfails, x->dups,
 		x->sel.uniform ? "uniform" : "stratified");
 	put_kinds(f, x, true);
-	fprintf(f, "},\"from_writes\":%" PRIu64 ",", x->sel.from_ops);
+	fprintf(f, "},\"log_cut_short\":");
+	if (l->cut_short)
+		fprintf(f, "{\"after_record\":%" PRIu64 ",\"at_byte\":%" PRIu64 "}",
+			l->cut_short_after, l->cut_short);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"from_writes\":%" PRIu64 ",", x->sel.from_ops);
 	put_inputs_json(f, x);
 	put_groups_json(f, x);
 	fprintf(f, ",\"failures\":[");
@@ -485,6 +502,13 @@ static void report_json(const struct xp *x, FILE *f)
 		fprintf(f, "\"}");
 	}
 	fprintf(f, "]}\n");
+}
+
+int xp_status(const struct xp *x)
+{
+	if (x->nfails)
+		return 1;
+	return x->log.cut_short ? EXIT_INCOMPLETE : 0;
 }
 
 void xp_report(const struct xp *x, FILE *f)

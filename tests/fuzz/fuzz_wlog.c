@@ -3,8 +3,8 @@
  * (wlog_validate*, core/cache/wlog.c) from memory and from the file must agree; the record
  * reader replay uses, reading the data and skipping it, must read a log the validator passed
  * to its end without a bad record; and the crash-state reader explore uses
- * (core/crash/wlog_states.c) must accept it too, and decode and build its first states.
- * Whatever the file holds, none may crash. */
+ * (core/crash/wlog_states.c) must accept it too, read it as cut short where the validator
+ * does, and decode and build its first states. Whatever the file holds, none may crash. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@ static void read_records(const char *path, bool skip_data, bool valid)
 	wlog_reader_close(&r);
 }
 
-static void build_states(const char *path, bool valid)
+static void build_states(const char *path, bool valid, const struct wlog_summary *sum)
 {
 	struct ws_builder b;
 	struct ws_state s;
@@ -59,6 +59,10 @@ static void build_states(const char *path, bool valid)
 			fuzz_fail("explore refuses a valid log: %s", err);
 		return;
 	}
+	if (valid && (l.cut_short != sum->cut_short || l.cut_short_after != sum->cut_short_after))
+		fuzz_fail("explore reads the log as cut short at %" PRIu64 " after %" PRIu64
+			  " records, the validator at %" PRIu64 " after %" PRIu64, l.cut_short,
+			  l.cut_short_after, sum->cut_short, sum->cut_short_after);
 	ws_builder_init(&b);
 	extmap_init(&m);
 	for (uint64_t id = 0; id < l.nstates && id < FUZZ_STATES; id++) {
@@ -91,8 +95,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret != ret2)
 		fuzz_fail("the validator says %d (%s) from memory, %d (%s) from the file", ret,
 			  ret ? err : "", ret2, ret2 ? err2 : "");
+	/* A log cut short says where, inside the file, and after the records read; one cut
+	 * short after its first power cut reads whole up to that cut. */
+	if (!ret && sum.cut_short &&
+	    (sum.cut_short < 32 || sum.cut_short > size || sum.cut ||
+	     sum.cut_short_after != sum.records || sum.end > sum.cut_short))
+		fuzz_fail("a log cut short at %" PRIu64 " of %zu bytes reads %" PRIu64 " records to "
+			  "byte %" PRIu64 " (cut short after %" PRIu64 ")", sum.cut_short, size,
+			  sum.records, sum.end, sum.cut_short_after);
 	read_records(path, false, !ret);
 	read_records(path, true, !ret);
-	build_states(path, !ret);
+	build_states(path, !ret, &sum);
 	return 0;
 }

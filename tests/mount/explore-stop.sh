@@ -56,7 +56,7 @@ kill -KILL "$xpid"
 wait "$xpid" 2>/dev/null
 mounted() { grep -q " $mnt " /proc/mounts; }
 gone=1
-true_within 10 eval '! mounted' || gone=0
+true_within 30 eval '! mounted' || gone=0
 # The checker leads its own process group, which outlives explore: ours to end.
 kill -KILL -- "-$(cat "$T/ckpid")" 2>/dev/null
 if [ "$gone" = 0 ]; then

@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of the write log (core/cache/wlog.c): records read back as written, a torn last record
- * is ignored, a file that is not a log is refused; and the cache logs its writes, flushes and
- * cuts in completion order with their epochs. */
+ * is ignored, a file that is not a log is refused, a write error cuts the log short and its
+ * header says where; and the cache logs its writes, flushes and cuts in completion order with
+ * their epochs. */
 #undef NDEBUG
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/cache/cache.h"
@@ -87,6 +92,105 @@ START_TEST(test_torn_last_record_and_bad_files)
 	ck_assert_int_eq(wlog_reader_open(&r, path), -EINVAL);
 	unlink(path);
 	ck_assert_int_eq(wlog_reader_open(&r, path), -ENOENT);
+}
+END_TEST
+
+/* The header's end field, as the file holds it. */
+static uint64_t hdr_end(void)
+{
+	struct wlog_hdr h;
+	FILE *f = fopen(path, "rb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fread(&h, sizeof(h), 1, f), 1);
+	fclose(f);
+	return h.end;
+}
+
+static uint64_t file_size(void)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* A write to the log fails part way (EFBIG past RLIMIT_FSIZE, as ENOSPC on a full
+ * filesystem): the log stops, the half-written record is cut off, the header says where the
+ * log ends, the records after it are counted lost, and readers find it cut short after the
+ * last whole record. */
+START_TEST(test_write_error_cuts_log_short)
+{
+	struct rlimit old, lim;
+	struct wlog_summary sum;
+	uint8_t data[4096];
+	char err[256], msg[256];
+	uint64_t whole = 32 + (32 + sizeof(data)) + 32;
+	struct wlog l;
+
+	make_path();
+	memset(data, 0x3c, sizeof(data));
+	ck_assert_int_eq(wlog_open(&l, path, 1 << 20, 4096), 0);
+	wlog_append(&l, WLOG_WRITE, 1, 0, sizeof(data), data);
+	wlog_append(&l, WLOG_FLUSH, 1, 0, 0, NULL);
+	ck_assert_uint_eq(hdr_end(), 0); /* a whole log so far */
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = whole + 100;	/* the next write's record fits in part */
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	wlog_append(&l, WLOG_WRITE, 2, 4096, sizeof(data), data);
+	wlog_append(&l, WLOG_FLUSH, 2, 0, 0, NULL);
+	wlog_append(&l, WLOG_MARK, 2, 0, 4, "done");
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_int_eq(l.error, -EFBIG);
+	ck_assert_uint_eq(l.lost, 3);
+	wlog_close(&l);
+
+	ck_assert_uint_eq(file_size(), whole);	/* the torn record cut off */
+	ck_assert_uint_eq(hdr_end(), whole);
+	ck_assert_int_eq(wlog_validate_path(path, &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.records, 2);
+	ck_assert_uint_eq(sum.cut_short, whole);
+	ck_assert_uint_eq(sum.cut_short_after, 2);
+	ck_assert(!sum.torn);
+	wlog_cut_short_text(msg, sizeof(msg), sum.cut_short_after, sum.cut_short);
+	ck_assert_ptr_nonnull(strstr(msg, "the log is cut short after record 2 (at byte 4192)"));
+	unlink(path);
+}
+END_TEST
+
+/* The header could not be rewritten when the log failed (here the log's descriptor is
+ * read-only for a moment, so every call on it fails): the log reads whole until it is
+ * closed, and closing it rewrites the header. */
+START_TEST(test_cut_short_header_rewritten_at_close)
+{
+	struct wlog_summary sum;
+	uint8_t data[512] = { 0 };
+	char err[256];
+	struct wlog l;
+	int wfd;
+
+	make_path();
+	ck_assert_int_eq(wlog_open(&l, path, 1 << 20, 4096), 0);
+	wlog_append(&l, WLOG_WRITE, 1, 0, sizeof(data), data);
+	wfd = l.fd;
+	l.fd = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(l.fd, 0);
+	wlog_append(&l, WLOG_FLUSH, 1, 0, 0, NULL);
+	ck_assert_int_eq(l.error, -EBADF);
+	ck_assert(l.end_unsaved);
+	ck_assert_uint_eq(hdr_end(), 0);
+	ck_assert_int_eq(wlog_validate_path(path, &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.cut_short, 0);	/* not yet known */
+	close(l.fd);
+	l.fd = wfd;
+	wlog_close(&l);
+	ck_assert_uint_eq(hdr_end(), 32 + 32 + sizeof(data));
+	ck_assert_int_eq(wlog_validate_path(path, &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.cut_short, 32 + 32 + sizeof(data));
+	ck_assert_uint_eq(sum.cut_short_after, 1);
+	unlink(path);
 }
 END_TEST
 
@@ -292,6 +396,25 @@ START_TEST(test_validate_buf)
 	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), 0);
 	ck_assert_uint_eq(sum.records, 1);
 	ck_assert_uint_eq(sum.cut_short, 80);
+	ck_assert_uint_eq(sum.cut_short_after, 1);
+	log.h.end = 32; /* before any record */
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sum.records, 0);
+	ck_assert_uint_eq(sum.cut_short, 32);
+	ck_assert_uint_eq(sum.cut_short_after, 0);
+	/* an end outside the file is a bad header field */
+	log.h.end = sizeof(log) + 8;
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "header: end 144 outside the file (136 bytes)"));
+	log.h.end = 16;
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "header: end 16 outside the file"));
+	/* cut short after a power cut: read whole up to the cut */
+	log.d = (struct wlog_rec){ .type = WLOG_CUT };
+	log.h.end = sizeof(log);
+	ck_assert_int_eq(wlog_validate_buf(&log, sizeof(log), &sum, err, sizeof(err)), 0);
+	ck_assert(sum.cut);
+	ck_assert_uint_eq(sum.cut_short, 0);
 }
 END_TEST
 
@@ -302,6 +425,8 @@ int main(void)
 
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_torn_last_record_and_bad_files);
+	tcase_add_test(tc, test_write_error_cuts_log_short);
+	tcase_add_test(tc, test_cut_short_header_rewritten_at_close);
 	tcase_add_test(tc, test_cache_logs_in_completion_order);
 	tcase_add_test(tc, test_cache_logs_a_failed_flush);
 	tcase_add_test(tc, test_versions);

@@ -33,11 +33,14 @@ static const owner_reader_fn readers[] = {
 	[FS_BTRFS] = owner_btrfs,
 };
 
+#define EXT4_INCOMPAT_RECOVER 0x4	/* s_feature_incompat: the journal needs replaying */
+
 struct owner_win {
 	uint64_t win;
 	char path[64];		/* the image at the window's end; "" when not written */
 	enum owner_fs fs;
 	uint64_t bs;		/* the filesystem's block size */
+	bool needs_recovery;	/* ext4: its journal holds transactions to replay */
 	uint64_t *blocks;	/* the window's writes' blocks, named in one batch; sorted */
 	char **names;		/* names[i] for blocks[i] */
 	size_t nblocks;
@@ -128,8 +131,27 @@ static void detect(struct owner_win *w)
 		   sb[56] == 0x53 && sb[57] == 0xef && le32(sb + 24) <= 6) {
 		w->fs = FS_EXT4;
 		w->bs = 1024ULL << le32(sb + 24);
+		w->needs_recovery = le32(sb + 96) & EXT4_INCOMPAT_RECOVER;
 	}
 	close(fd);
+}
+
+/* Replay an ext4 journal into the window's image, as a mount would. The image is read as it
+ * lies first, its blocks where the window left them (debugfs -n reads past a bitmap whose
+ * checksum lags, the new one in the journal alone); an image debugfs still cannot read is
+ * read once replayed. The replay marks the journal empty, so its blocks are "[journal]"
+ * then, not named by what they copy. e2fsck exits 1 when it changed the image: that is
+ * success here. */
+static void replay_journal(struct owner_win *w)
+{
+	const char *argv[] = { "e2fsck", "-E", "journal_only", "-y", w->path, NULL };
+	char *out = NULL;
+	int ret = owner_run(argv, &out);
+
+	free(out);
+	if (ret && ret != -EIO)
+		fprintf(stderr, "plugdisk explore: e2fsck -E journal_only %s: %s\n", w->path,
+			strerror(-ret));
 }
 
 /* Write the image at window @win's end (every write of the window applied) to a temporary
@@ -176,6 +198,20 @@ static int build_window(struct xp_owner *o, struct owner_win *w)
 	return ret;
 }
 
+/* The reader of @w's filesystem over @n @blocks; an ext4 image it cannot read whose journal
+ * needs replaying is read again once the journal is replayed. */
+static int read_blocks(struct owner_win *w, const uint64_t *blocks, size_t n, char **names)
+{
+	int ret = readers[w->fs](w->path, w->bs, blocks, n, names);
+
+	if (ret && w->needs_recovery) {
+		replay_journal(w);
+		w->needs_recovery = false;
+		ret = readers[w->fs](w->path, w->bs, blocks, n, names);
+	}
+	return ret;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -209,7 +245,7 @@ static void name_window(struct xp_owner *o, struct owner_win *w)
 		if (!u || v[i] != v[u - 1])
 			v[u++] = v[i];
 	names = calloc(u ? u : 1, sizeof(*names));
-	if (!u || !names || readers[w->fs](w->path, w->bs, v, u, names)) {
+	if (!u || !names || read_blocks(w, v, u, names)) {
 		free(names);
 		free(v);
 		return;
@@ -289,7 +325,7 @@ static int blocks_names(struct owner_win *w, const uint64_t *blocks, size_t n, c
 	for (size_t i = 0; i < n; i++)
 		if (!window_name(w, blocks[i]))
 			miss[nmiss++] = blocks[i];
-	ret = nmiss ? readers[w->fs](w->path, w->bs, miss, nmiss, got) : 0;
+	ret = nmiss ? read_blocks(w, miss, nmiss, got) : 0;
 	for (size_t i = 0, m = 0; i < n && !ret; i++) {
 		const char *s = window_name(w, blocks[i]);
 
