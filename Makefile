@@ -88,7 +88,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils \
 	procps psmisc kmod iproute2 coreutils groff-base man-db jq cppcheck clang-tools sqlite3 \
-	python3-prometheus-client graphviz prometheus curl clang libclang-rt-14-dev git
+	python3-prometheus-client graphviz prometheus curl clang libclang-rt-14-dev git btrfs-progs
 
 # What building and running the daemon needs ('make run'). 'deps' installs it too, with
 # DEB_PACKAGES: always a superset.

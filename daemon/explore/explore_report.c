@@ -149,12 +149,13 @@ static void put_culprit_text(FILE *f, const struct xp *x, const struct ws_state 
 		return;
 	}
 	fprintf(f, "  fails when only these are lost (%" PRIu64 "):", c->n);
+	/* As the kept and dropped lines: the owner in quotes, since owners such as "[journal]"
+	 * carry their own brackets. */
 	for (uint64_t i = 0; i < c->n; i++) {
 		const struct ws_op *op = &x->log.ops[w->durable + c->ops[i]];
-		char *owner = xp_write_owner(x, s->win, op);
 
-		fprintf(f, " %" PRIu64 "+%" PRIu64 " [%s]", op->off, op->len, owner ? owner : "?");
-		free(owner);
+		fprintf(f, " %" PRIu64 "+%" PRIu64, op->off, op->len);
+		put_owner(f, x, s->win, op, false);
 	}
 	fprintf(f, "\n    (%s, %" PRIu64 " checker runs)\n", c->minimal ? "minimal" :
 		"not shown minimal: the --minimize-budget ran out", c->runs);

@@ -45,3 +45,10 @@ assert_eq "$(jq '[.failures[] | [.dropped[], .torn[] | {offset, length}] as $los
 	>"$T/r.txt" 2>/dev/null || true
 grep -q '^  culprit: none: it fails with every write of its window kept' "$T/r.txt" ||
 	fail "the text report does not say which failures are not from a lost write"
+# A culprit's owner is quoted as in the kept and dropped lines: "[journal]", never
+# "[[journal]]" (owners carry their own brackets).
+grep '^  fails when only' "$T/r.txt" >&2
+grep -q '\[\[' "$T/r.txt" && fail "an owner in double brackets in the text report"
+grep '^  fails when only' "$T/r.txt" | grep -vqE '^  fails when only these are lost \([0-9]+\):( [0-9]+\+[0-9]+ "[^"]+")+$' &&
+	fail "a culprit line whose writes are not each 'offset+length \"owner\"'"
+true

@@ -46,7 +46,7 @@ assert_eq "$(jq -c '[.groups[] | {count, signature}]' "$T/min.json")" \
 	fail "more checker runs than the default budget"
 
 "$PLUGDISK" explore -j 2 --minimize "$T/m.log" "$T/base.img" -- "$T/check.sh" >"$T/min.txt" || true
-assert_eq "$(grep -c '^  fails when only these are lost (1): 32768+4096 \[32768+4096\]$' \
+assert_eq "$(grep -c '^  fails when only these are lost (1): 32768+4096 "offsets only"$' \
 	"$T/min.txt")" "$failed" "the text report's culprits"
 
 # A budget of 2 runs: the one with nothing lost, then one round's first candidate at most.

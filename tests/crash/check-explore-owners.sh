@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # plugdisk explore names the owner of every write of a failing state: on ext4 a rename
 # without an fsync fails, and the writes of its failures belong to "/target" (the renamed
-# file), to the journal or to inode tables, named so; --list-states --owners names them too.
+# file), to the journal or to inode tables, named so (a journal block by the block it copies:
+# "[journal: / (directory)]"); --list-states --owners names them too.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/explore-lib.sh"
 require_fuse
@@ -27,6 +28,11 @@ printf '%s\n' "$owners" >&2
 grep -qE '(^| )/target(\.tmp)? \(data\)' <<<"$owners" || fail "no write names the renamed file's data"
 grep -qE '\[(journal|inode table)' <<<"$owners" || fail "no write names the journal or an inode table"
 grep -q 'offsets only' <<<"$owners" && fail "an ext4 write said 'offsets only'"
+# A journal write is named by the block it copies (debugfs logdump): the rename's directory
+# block or the inode table block holding target.
+grep -qE '\[journal: (inode table of [^]]*/target|/ \(directory\))' <<<"$owners" ||
+	fail "no journal write named by the rename's blocks it copies"
+grep -qE '\[journal: (\[|journal)' <<<"$owners" && fail "a journal write named by the journal"
 
 # The text report shows the same owners.
 "$PLUGDISK" explore -j 2 --budget 60 "$T/bad.log" "$T/base.img" -- "$CHECK" >"$T/bad.txt" || true

@@ -8,7 +8,7 @@
 # the workload's writes only.
 explore_ext4_base() { explore_fs_base ext4 "$1"; }
 
-# explore_fs_base FS SIZE: the same for FS, ext4 or xfs; sets EXPLORE_FS.
+# explore_fs_base FS SIZE: the same for FS, ext4, xfs or btrfs; sets EXPLORE_FS.
 explore_fs_base() {
 	local dev
 	EXPLORE_FS=$1
@@ -16,6 +16,7 @@ explore_fs_base() {
 	case $1 in
 	ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$T/base.img" ;;
 	xfs) mkfs.xfs -q -f "$T/base.img" ;;
+	btrfs) mkfs.btrfs -q -f "$T/base.img" >/dev/null ;;
 	*) fail "explore_fs_base: no filesystem '$1'" ;;
 	esac || fail "mkfs.$1 failed"
 	mkdir -p "$T/fs"
@@ -40,8 +41,8 @@ explore_record() {
 	pd_start -i "$T/disk.img" -s "$(stat -c %s "$T/base.img")" --set cache.mode=writeback \
 		--set "cache.log=$log" "$@"
 	DEV=$(loop_attach "$MNT/disk")
-	if [ "${EXPLORE_FS:-ext4}" = xfs ]; then
-		mount -t xfs "$DEV" "$T/fs" || fail "mount failed"
+	if [ "${EXPLORE_FS:-ext4}" != ext4 ]; then
+		mount -t "$EXPLORE_FS" "$DEV" "$T/fs" || fail "mount failed"
 	else
 		mount -t ext4 -o noauto_da_alloc,commit=1 "$DEV" "$T/fs" || fail "mount failed"
 	fi

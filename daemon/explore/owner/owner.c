@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The owner dispatcher: builds the image at a window's end once, tells its filesystem by the
- * superblock's magic, asks that filesystem's reader for the blocks a range covers, and caches
- * the names by window and range. */
+ * superblock's magic, asks that filesystem's reader once for every block the window's writes
+ * cover (one batch of tool runs per window), and caches the names by window and range. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,7 +16,22 @@
 #include "daemon/explore/owner/owner.h"
 #include "daemon/explore/owner/owner_fs.h"
 
-enum owner_fs { FS_NONE, FS_EXT4 };
+/* Blocks one reader call names at most: a window's batch, or a range outside it. Past it a
+ * range's name ends in "...", so that a huge write costs no more than a bounded run. */
+#define OWNER_BLOCKS_MAX 4096
+
+enum owner_fs { FS_NONE, FS_EXT4, FS_XFS, FS_BTRFS };
+
+/* A filesystem's reader: names[i] for blocks[i] (block numbers of @bs bytes from the disk's
+ * start, sorted, distinct). */
+typedef int (*owner_reader_fn)(const char *image, uint64_t bs, const uint64_t *blocks,
+			       size_t n, char **names);
+
+static const owner_reader_fn readers[] = {
+	[FS_EXT4] = owner_ext4,
+	[FS_XFS] = owner_xfs,
+	[FS_BTRFS] = owner_btrfs,
+};
 
 #define EXT4_INCOMPAT_RECOVER 0x4	/* s_feature_incompat: the journal needs replaying */
 
@@ -26,6 +41,9 @@ struct owner_win {
 	enum owner_fs fs;
 	uint64_t bs;		/* the filesystem's block size */
 	bool needs_recovery;	/* ext4: its journal holds transactions to replay */
+	uint64_t *blocks;	/* the window's writes' blocks, named in one batch; sorted */
+	char **names;		/* names[i] for blocks[i] */
+	size_t nblocks;
 };
 
 struct owner_name {
@@ -61,9 +79,16 @@ void xp_owner_free(struct xp_owner *o)
 {
 	if (!o)
 		return;
-	for (size_t i = 0; i < o->nwins; i++)
-		if (o->wins[i].path[0])
-			unlink(o->wins[i].path);
+	for (size_t i = 0; i < o->nwins; i++) {
+		struct owner_win *w = &o->wins[i];
+
+		if (w->path[0])
+			unlink(w->path);
+		for (size_t j = 0; j < w->nblocks; j++)
+			free(w->names[j]);
+		free(w->names);
+		free(w->blocks);
+	}
 	for (size_t i = 0; i < o->nnames; i++)
 		free(o->names[i].name);
 	free(o->wins);
@@ -77,6 +102,11 @@ static uint64_t le32(const uint8_t *p)
 	return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
 }
 
+static uint64_t be32(const uint8_t *p)
+{
+	return (uint64_t)p[3] | (uint64_t)p[2] << 8 | (uint64_t)p[1] << 16 | (uint64_t)p[0] << 24;
+}
+
 /* Tell the filesystem of the image at @w->path from its superblock. */
 static void detect(struct owner_win *w)
 {
@@ -86,8 +116,19 @@ static void detect(struct owner_win *w)
 	w->fs = FS_NONE;
 	if (fd < 0)
 		return;
-	if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) &&
-	    sb[56] == 0x53 && sb[57] == 0xef && le32(sb + 24) <= 6) {
+	/* xfs: "XFSB" at 0, then sb_blocksize (big-endian), a power of two 512..64K */
+	if (pread(fd, sb, 8, 0) == 8 && !memcmp(sb, "XFSB", 4) && be32(sb + 4) >= 512 &&
+	    be32(sb + 4) <= 65536 && !(be32(sb + 4) & (be32(sb + 4) - 1))) {
+		w->fs = FS_XFS;
+		w->bs = be32(sb + 4);
+	} else if (pread(fd, sb, 0x98, 0x10000) == 0x98 && !memcmp(sb + 0x40, "_BHRfS_M", 8) &&
+		   le32(sb + 0x90) >= 512 && le32(sb + 0x90) <= 65536 &&
+		   !(le32(sb + 0x90) & (le32(sb + 0x90) - 1))) {
+		/* btrfs: its superblock at 64 KiB, the magic at 0x40, sectorsize at 0x90 */
+		w->fs = FS_BTRFS;
+		w->bs = le32(sb + 0x90);
+	} else if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) &&
+		   sb[56] == 0x53 && sb[57] == 0xef && le32(sb + 24) <= 6) {
 		w->fs = FS_EXT4;
 		w->bs = 1024ULL << le32(sb + 24);
 		w->needs_recovery = le32(sb + 96) & EXT4_INCOMPAT_RECOVER;
@@ -96,11 +137,11 @@ static void detect(struct owner_win *w)
 }
 
 /* Replay an ext4 journal into the window's image, as a mount would. The image is read as it
- * lies first, its blocks where the window left them; but when a transaction of the window
- * committed a bitmap that is in the journal alone, debugfs refuses the stale bitmap's checksum
- * and reads nothing, and only the replayed image can be read. The journal's blocks stay as
- * they were written (the replay only marks it empty), so its transactions can still be read.
- * e2fsck exits 1 when it changed the image: that is success here. */
+ * lies first, its blocks where the window left them (debugfs -n reads past a bitmap whose
+ * checksum lags, the new one in the journal alone); an image debugfs still cannot read is
+ * read once replayed. The replay marks the journal empty, so its blocks are "[journal]"
+ * then, not named by what they copy. e2fsck exits 1 when it changed the image: that is
+ * success here. */
 static void replay_journal(struct owner_win *w)
 {
 	const char *argv[] = { "e2fsck", "-E", "journal_only", "-y", w->path, NULL };
@@ -157,6 +198,63 @@ static int build_window(struct xp_owner *o, struct owner_win *w)
 	return ret;
 }
 
+/* The reader of @w's filesystem over @n @blocks; an ext4 image it cannot read whose journal
+ * needs replaying is read again once the journal is replayed. */
+static int read_blocks(struct owner_win *w, const uint64_t *blocks, size_t n, char **names)
+{
+	int ret = readers[w->fs](w->path, w->bs, blocks, n, names);
+
+	if (ret && w->needs_recovery) {
+		replay_journal(w);
+		w->needs_recovery = false;
+		ret = readers[w->fs](w->path, w->bs, blocks, n, names);
+	}
+	return ret;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Name every block the writes of @w's window cover (the first OWNER_BLOCKS_MAX of them) in
+ * one reader call. A failure leaves the window without names: its ranges are asked for one
+ * by one, and say "offsets only" if that fails too. */
+static void name_window(struct xp_owner *o, struct owner_win *w)
+{
+	const struct ws_window *win = &o->log->win[w->win];
+	uint64_t *v = malloc(OWNER_BLOCKS_MAX * sizeof(*v));
+	char **names = NULL;
+	size_t n = 0, u = 0;
+
+	if (!v)
+		return;
+	for (uint64_t i = win->durable; i < win->end && n < OWNER_BLOCKS_MAX; i++) {
+		const struct ws_op *op = &o->log->ops[i];
+
+		if (!op->len)
+			continue;
+		for (uint64_t b = op->off / w->bs; b <= (op->off + op->len - 1) / w->bs &&
+		     n < OWNER_BLOCKS_MAX; b++)
+			v[n++] = b;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!u || v[i] != v[u - 1])
+			v[u++] = v[i];
+	names = calloc(u ? u : 1, sizeof(*names));
+	if (!u || !names || read_blocks(w, v, u, names)) {
+		free(names);
+		free(v);
+		return;
+	}
+	w->blocks = v;
+	w->names = names;
+	w->nblocks = u;
+}
+
 /* The window's image, written on first use; NULL on -ENOMEM. Called with o->lock held. */
 static struct owner_win *get_window(struct xp_owner *o, uint64_t win)
 {
@@ -174,6 +272,8 @@ static struct owner_win *get_window(struct xp_owner *o, uint64_t win)
 	w->win = win;
 	if (build_window(o, w))
 		w->fs = FS_NONE;
+	if (w->fs != FS_NONE)
+		name_window(o, w);
 	return w;
 }
 
@@ -203,30 +303,131 @@ static char *join(char **names, uint64_t n)
 	return s;
 }
 
+/* The name of block @b from the window's batch, or NULL. */
+static const char *window_name(const struct owner_win *w, uint64_t b)
+{
+	const uint64_t *p = w->nblocks ? bsearch(&b, w->blocks, w->nblocks, sizeof(b), cmp_u64) :
+			    NULL;
+
+	return p ? w->names[p - w->blocks] : NULL;
+}
+
+/* Names for the @n @blocks: the window's, and one reader call for the others. */
+static int blocks_names(struct owner_win *w, const uint64_t *blocks, size_t n, char **names)
+{
+	uint64_t *miss = malloc((n ? n : 1) * sizeof(*miss));
+	char **got = calloc(n ? n : 1, sizeof(*got));
+	size_t nmiss = 0;
+	int ret = -ENOMEM;
+
+	if (!miss || !got)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!window_name(w, blocks[i]))
+			miss[nmiss++] = blocks[i];
+	ret = nmiss ? read_blocks(w, miss, nmiss, got) : 0;
+	for (size_t i = 0, m = 0; i < n && !ret; i++) {
+		const char *s = window_name(w, blocks[i]);
+
+		names[i] = s ? strdup(s) : got[m++];
+		if (!s)
+			got[m - 1] = NULL;
+		if (!names[i])
+			ret = -ENOMEM;
+	}
+out:
+	for (size_t i = 0; got && i < nmiss; i++)
+		free(got[i]);
+	free(got);
+	free(miss);
+	return ret;
+}
+
+/* Whether @name says that nothing on the disk owns its block yet. */
+static bool is_unowned(const char *name)
+{
+	return !strcmp(name, "[free]") || !strcmp(name, "[in use]");
+}
+
+/* A block with no owner at its window's end ("[free]", or "[in use]" with no inode owning it)
+ * may be written before the metadata that claims it reaches its place on the disk (delayed
+ * allocation, ordered data; the claim waits in the journal or log): name it by its owner at
+ * the log's end, "[free, later /f (data)]", when it has one there. */
+static int name_later(struct xp_owner *o, uint64_t win, enum owner_fs fs, const uint64_t *blocks,
+		      char **names, size_t n)
+{
+	uint64_t last = o->log->nwin - 1, *v = malloc((n ? n : 1) * sizeof(*v));
+	char **later = calloc(n ? n : 1, sizeof(*later));
+	struct owner_win *w;
+	size_t k = 0;
+	int ret = -ENOMEM;
+
+	if (!v || !later)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (is_unowned(names[i]))
+			v[k++] = blocks[i];
+	ret = 0;
+	if (!k || win == last || !(w = get_window(o, last)) || w->fs != fs ||
+	    blocks_names(w, v, k, later))
+		goto out;
+	for (size_t i = 0, j = 0; i < n && !ret; i++) {
+		char *s;
+
+		if (!is_unowned(names[i]) || is_unowned(later[j++]))
+			continue;
+		if (asprintf(&s, "[%.*s, later %s]", (int)strlen(names[i]) - 2, names[i] + 1,
+			     later[j - 1]) < 0) {
+			ret = -ENOMEM;
+			break;
+		}
+		free(names[i]);
+		names[i] = s;
+	}
+out:
+	for (size_t i = 0; later && i < k; i++)
+		free(later[i]);
+	free(later);
+	free(v);
+	return ret;
+}
+
 static char *resolve(struct xp_owner *o, uint64_t win, uint64_t off, uint64_t len)
 {
 	struct owner_win *w = get_window(o, win);
-	uint64_t first, nblk;
-	char **names = NULL, *s;
+	uint64_t first, nblk, named, *blocks = NULL;
+	char **names = NULL, *s = NULL;
+	enum owner_fs fs;
 
 	if (!w)
 		return NULL;
 	if (w->fs == FS_NONE || !len)
 		return strdup(offsets_only);
+	fs = w->fs;
 	first = off / w->bs;
 	nblk = (off + len - 1) / w->bs - first + 1;
-	if (owner_ext4(w->path, w->bs, first, nblk, &names)) {
-		if (!w->needs_recovery)
-			return strdup(offsets_only);
-		replay_journal(w);
-		w->needs_recovery = false;
-		if (owner_ext4(w->path, w->bs, first, nblk, &names))
-			return strdup(offsets_only);
+	named = nblk < OWNER_BLOCKS_MAX ? nblk : OWNER_BLOCKS_MAX;
+	names = calloc(named + 1, sizeof(*names));
+	blocks = calloc(named, sizeof(*blocks));
+	if (!names || !blocks)
+		goto out;
+	for (uint64_t i = 0; i < named; i++)
+		blocks[i] = first + i;
+	if (blocks_names(w, blocks, named, names)) {
+		s = strdup(offsets_only);
+		goto out;
 	}
-	s = join(names, nblk);
-	for (uint64_t i = 0; i < nblk; i++)
+	/* w is not used past here: get_window() may move the windows */
+	if (name_later(o, win, fs, blocks, names, named))
+		goto out;
+	if (named < nblk && !(names[named++] = strdup("...")))
+		goto out;
+	s = join(names, named);
+out:
+	for (uint64_t i = 0; names && i < named; i++)
 		free(names[i]);
 	free(names);
+	free(blocks);
 	return s;
 }
 

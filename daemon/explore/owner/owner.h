@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The owner of a write: what a byte range of the disk belongs to on the filesystem the image
- * holds at a window's end ("/f (data)", "[superblock]", "[inode table: /f]", "[journal]",
- * "[free]"), read with the filesystem's own tools (debugfs for ext4). An image with no known
- * filesystem gets "offsets only". */
+ * holds at a window's end ("/f (data)", "[superblock]", "[inode table: /f]",
+ * "[journal: / (directory)]", "[log]", "[free]"), read with the filesystem's own tools
+ * (debugfs for ext4, xfs_db for xfs, btrfs inspect-internal for btrfs). An image with no
+ * known filesystem gets "offsets only". */
 #ifndef PLUGDISK_EXPLORE_OWNER_H
 #define PLUGDISK_EXPLORE_OWNER_H
 

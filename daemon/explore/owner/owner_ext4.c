@@ -2,11 +2,11 @@
 /* ext4 owners, read with e2fsprogs' debugfs in batch mode (-f): `stats` for the layout
  * (bitmaps and inode tables by group), `icheck` for the inode owning a block, `testb` for
  * free blocks, then `stat` for an owner's type and `ncheck` for its path and for the inodes an
- * inode table block holds. Blocks of the journal inode are "[journal]". */
+ * inode table block holds. A block of the journal inode is named by the filesystem block it
+ * copies (owner_jbd2.c), "[journal: /d (directory)]", or "[journal]" when it copies none. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,33 +42,47 @@ struct ext4_ino {
 
 struct ext4_run {
 	const char *image;
-	uint64_t first, nblk;
+	const uint64_t *blocks;	/* the blocks asked for, sorted */
+	size_t n;
 	struct ext4_geo geo;
 	struct ext4_blk *blk;
 	struct ext4_ino *inos;
 	size_t ninos, capinos;
 };
 
-/* Run debugfs -f on @script against @r->image; its stdout in *out. */
+/* Run debugfs -f on @script against @r->image; its stdout in *out. -n: at a window's end a
+ * bitmap's checksum can lag its bitmap (the journal holds the rest), and debugfs would not
+ * open the image at all. */
 static int debugfs(const struct ext4_run *r, const char *script, char **out)
 {
 	char path[4096];
-	int fd, ret;
-	size_t len = strlen(script);
+	int ret = owner_script(r->image, script, path, sizeof(path));
 
-	snprintf(path, sizeof(path), "%s.cmd", r->image);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, script, len) == (ssize_t)len ? 0 : -EIO;
-	close(fd);
 	if (!ret) {
-		const char *argv[] = { "debugfs", "-f", path, r->image, NULL };
+		const char *argv[] = { "debugfs", "-n", "-f", path, r->image, NULL };
 
 		ret = owner_run(argv, out);
+		unlink(path);
 	}
-	unlink(path);
 	return ret;
+}
+
+/* The index of block @b among those asked for, or -1. */
+static ssize_t blk_index(const struct ext4_run *r, uint64_t b)
+{
+	size_t lo = 0, hi = r->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->blocks[mid] == b)
+			return (ssize_t)mid;
+		if (r->blocks[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }
 
 static bool field(const char *line, const char *name, uint64_t *v)
@@ -107,6 +121,7 @@ static int parse_pass1(struct ext4_run *r, char *out)
 
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long b, ino;
+		ssize_t i;
 		uint64_t v;
 
 		if (field(line, "Block size:", &v))
@@ -125,52 +140,27 @@ static int parse_pass1(struct ext4_run *r, char *out)
 			if (parse_group(g, line))
 				return -ENOMEM;
 		} else if (sscanf(line, "%llu\t%llu", &b, &ino) == 2) {
-			if (b >= r->first && b - r->first < r->nblk)
-				r->blk[b - r->first].ino = ino;
+			if ((i = blk_index(r, b)) >= 0)
+				r->blk[i].ino = ino;
 		} else if (sscanf(line, "Block %llu marked in use", &b) == 1) {
-			if (b >= r->first && b - r->first < r->nblk)
-				r->blk[b - r->first].used = true;
+			if ((i = blk_index(r, b)) >= 0)
+				r->blk[i].used = true;
 		}
 	}
 	return g->bs && g->bpg && g->ipg && g->isz ? 0 : -EINVAL;
-}
-
-/* Append printf(@fmt) to the growing string *@s. */
-static int addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int addf(char **s, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	char *add, *p;
-	int n;
-
-	va_start(ap, fmt);
-	n = vasprintf(&add, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return -ENOMEM;
-	p = realloc(*s, *len + (size_t)n + 1);
-	if (!p) {
-		free(add);
-		return -ENOMEM;
-	}
-	memcpy(p + *len, add, (size_t)n + 1);
-	*s = p;
-	*len += (size_t)n;
-	free(add);
-	return 0;
 }
 
 static int pass1(struct ext4_run *r)
 {
 	char *script = NULL, *out = NULL;
 	size_t len = 0;
-	int ret = addf(&script, &len, "stats\n");
+	int ret = owner_addf(&script, &len, "stats\n");
 
-	for (uint64_t i = 0; i < r->nblk && !ret; i++)
-		ret = addf(&script, &len, "%s%" PRIu64 "%s", i % 128 ? " " : "icheck ",
-			   r->first + i, i % 128 == 127 || i + 1 == r->nblk ? "\n" : "");
-	if (!ret)
-		ret = addf(&script, &len, "testb %" PRIu64 " %" PRIu64 "\n", r->first, r->nblk);
+	for (size_t i = 0; i < r->n && !ret; i++)
+		ret = owner_addf(&script, &len, "%s%" PRIu64 "%s", i % 128 ? " " : "icheck ",
+			   r->blocks[i], i % 128 == 127 || i + 1 == r->n ? "\n" : "");
+	for (size_t i = 0; i < r->n && !ret; i++)
+		ret = owner_addf(&script, &len, "testb %" PRIu64 "\n", r->blocks[i]);
 	if (!ret)
 		ret = debugfs(r, script, &out);
 	if (!ret)
@@ -253,25 +243,24 @@ static int pass2(struct ext4_run *r)
 	size_t len = 0;
 	int ret = 0;
 
-	for (uint64_t i = 0; i < r->nblk && !ret; i++) {
+	for (size_t i = 0; i < r->n && !ret; i++) {
 		uint64_t ino0;
 
 		if (r->blk[i].ino)
 			ret = want_ino(r, r->blk[i].ino);
-		else if (in_itable(r, r->first + i, &ino0))
+		else if (in_itable(r, r->blocks[i], &ino0))
 			for (uint64_t j = 0; j < r->geo.bs / r->geo.isz && !ret; j++)
 				ret = want_ino(r, ino0 + j);
 	}
 	if (ret || !r->ninos)
 		return ret;
 	for (size_t i = 0; i < r->ninos && !ret; i++)
-		if (find_ino(r, r->inos[i].ino) && i < r->ninos)
-			ret = addf(&script, &len, "%s%" PRIu64, i ? " " : "ncheck ", r->inos[i].ino);
+		ret = owner_addf(&script, &len, "%s%" PRIu64, i ? " " : "ncheck ", r->inos[i].ino);
 	if (!ret)
-		ret = addf(&script, &len, "\n");
-	for (uint64_t i = 0; i < r->nblk && !ret; i++)
+		ret = owner_addf(&script, &len, "\n");
+	for (size_t i = 0; i < r->n && !ret; i++)
 		if (r->blk[i].ino)
-			ret = addf(&script, &len, "stat <%" PRIu64 ">\n", r->blk[i].ino);
+			ret = owner_addf(&script, &len, "stat <%" PRIu64 ">\n", r->blk[i].ino);
 	if (!ret)
 		ret = debugfs(r, script, &out);
 	if (!ret)
@@ -289,7 +278,7 @@ static char *itable_name(struct ext4_run *r, uint64_t ino0)
 	char *s = NULL;
 	size_t len = 0;
 	unsigned int named = 0;
-	int ret = addf(&s, &len, "[inode table");
+	int ret = owner_addf(&s, &len, "[inode table");
 
 	for (uint64_t j = 0; j < r->geo.bs / r->geo.isz && !ret; j++) {
 		const struct ext4_ino *e = find_ino(r, ino0 + j);
@@ -297,13 +286,13 @@ static char *itable_name(struct ext4_run *r, uint64_t ino0)
 		if (!e || !e->path)
 			continue;
 		if (named++ == ITABLE_NAMES_MAX) {
-			ret = addf(&s, &len, " ...");
+			ret = owner_addf(&s, &len, " ...");
 			break;
 		}
-		ret = addf(&s, &len, "%s%s", named == 1 ? ": " : " ", e->path);
+		ret = owner_addf(&s, &len, "%s%s", named == 1 ? ": " : " ", e->path);
 	}
 	if (!ret)
-		ret = addf(&s, &len, "]");
+		ret = owner_addf(&s, &len, "]");
 	if (ret) {
 		free(s);
 		return NULL;
@@ -330,10 +319,10 @@ static char *inode_name(struct ext4_run *r, uint64_t ino)
 }
 
 /* A block no inode owns. */
-static char *meta_name(struct ext4_run *r, uint64_t i)
+static char *meta_name(struct ext4_run *r, size_t i)
 {
 	const struct ext4_geo *g = &r->geo;
-	uint64_t b = r->first + i, ino0;
+	uint64_t b = r->blocks[i], ino0;
 
 	if (in_itable(r, b, &ino0))
 		return itable_name(r, ino0);
@@ -352,40 +341,133 @@ static char *meta_name(struct ext4_run *r, uint64_t i)
 	if (b >= g->first && (b - g->first) % g->bpg < g->bpg && g->ng &&
 	    b < g->g[0].bb)
 		return strdup("[group descriptors]");
-	return strdup("[metadata]");
+	/* in use, yet no inode on disk owns it: mostly data whose extent is still only in
+	 * the journal */
+	return strdup("[in use]");
 }
 
-int owner_ext4(const char *image, uint64_t bs, uint64_t first, uint64_t nblk, char ***names)
+static int cmp_u64(const void *a, const void *b)
 {
-	struct ext4_run r = { .image = image, .first = first, .nblk = nblk };
-	char **v = NULL;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "[journal: inode table of /f]" from the copied block's name "[inode table: /f]". */
+static char *journal_name(const char *inner)
+{
+	size_t n = strlen(inner);
+	const char *colon;
+	char *s;
+	int ret;
+
+	if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']') {
+		inner++;
+		n -= 2;
+	}
+	colon = memmem(inner, n, ": ", 2);
+	if (colon)
+		ret = asprintf(&s, "[journal: %.*s of %.*s]", (int)(colon - inner), inner,
+			       (int)(n - (size_t)(colon - inner) - 2), colon + 2);
+	else
+		ret = asprintf(&s, "[journal: %.*s]", (int)n, inner);
+	return ret < 0 ? NULL : s;
+}
+
+static int ext4_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		      bool journal);
+
+/* Rename the journal's blocks among @r's by the filesystem block each copies, named as any
+ * other block is; the others stay "[journal]". */
+static int name_journal(struct ext4_run *r, char **names)
+{
+	uint64_t *jb = calloc(r->n, sizeof(*jb)), *copied = calloc(r->n, sizeof(*copied));
+	uint64_t *fsb = calloc(r->n, sizeof(*fsb));
+	size_t *at = calloc(r->n, sizeof(*at)), k = 0, d, u = 0;
+	char **inner = NULL;
 	int ret = -ENOMEM;
 
-	(void)bs;
-	r.blk = calloc(nblk, sizeof(*r.blk));
-	v = calloc(nblk, sizeof(*v));
-	if (!r.blk || !v)
+	if (!jb || !copied || !fsb || !at)
+		goto out;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->blk[i].ino == 8) {
+			at[k] = i;
+			jb[k++] = r->blocks[i];
+		}
+	ret = k ? owner_jbd2(r->image, jb, k, copied) : 0;
+	for (size_t i = 0; i < k && !ret; i++)
+		if (copied[i])
+			fsb[u++] = copied[i];
+	if (ret || !u)
+		goto out;
+	qsort(fsb, u, sizeof(*fsb), cmp_u64);
+	d = 0;
+	for (size_t i = 0; i < u; i++)
+		if (!d || fsb[i] != fsb[d - 1])
+			fsb[d++] = fsb[i];
+	u = d;
+	inner = calloc(u, sizeof(*inner));
+	ret = inner ? ext4_names(r->image, fsb, u, inner, false) : -ENOMEM;
+	for (size_t i = 0; i < k && !ret; i++) {
+		uint64_t *p = copied[i] ? bsearch(&copied[i], fsb, u, sizeof(*fsb), cmp_u64) : NULL;
+		char *s;
+
+		if (!p)
+			continue;
+		if (!(s = journal_name(inner[p - fsb]))) {
+			ret = -ENOMEM;
+			break;
+		}
+		free(names[at[i]]);
+		names[at[i]] = s;
+	}
+out:
+	for (size_t i = 0; inner && i < u; i++)
+		free(inner[i]);
+	free(inner);
+	free(at);
+	free(fsb);
+	free(copied);
+	free(jb);
+	return ret;
+}
+
+static int ext4_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		      bool journal)
+{
+	struct ext4_run r = { .image = image, .blocks = blocks, .n = n };
+	int ret = -ENOMEM;
+
+	memset(names, 0, n * sizeof(*names));
+	r.blk = calloc(n ? n : 1, sizeof(*r.blk));
+	if (!r.blk)
 		goto out;
 	ret = pass1(&r);
 	if (!ret)
 		ret = pass2(&r);
-	for (uint64_t i = 0; i < nblk && !ret; i++) {
-		v[i] = r.blk[i].ino ? inode_name(&r, r.blk[i].ino) : meta_name(&r, i);
-		if (!v[i])
+	for (size_t i = 0; i < n && !ret; i++) {
+		names[i] = r.blk[i].ino ? inode_name(&r, r.blk[i].ino) : meta_name(&r, i);
+		if (!names[i])
 			ret = -ENOMEM;
 	}
+	/* a journal that cannot be read leaves its blocks "[journal]" */
+	if (!ret && journal && name_journal(&r, names) == -ENOMEM)
+		ret = -ENOMEM;
 out:
-	if (ret && v) {
-		for (uint64_t i = 0; i < nblk; i++)
-			free(v[i]);
-		free(v);
-		v = NULL;
+	for (size_t i = 0; i < n && ret; i++) {
+		free(names[i]);
+		names[i] = NULL;
 	}
-	*names = v;
 	for (size_t i = 0; i < r.ninos; i++)
 		free(r.inos[i].path);
 	free(r.inos);
 	free(r.blk);
 	free(r.geo.g);
 	return ret;
+}
+
+int owner_ext4(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names)
+{
+	(void)bs;	/* debugfs tells the geometry */
+	return ext4_names(image, blocks, n, names, true);
 }

@@ -10,9 +10,29 @@
  * (NUL-terminated, free it). 0 (the tool ran and exited 0) or -errno; -EIO when it failed
  * (its stderr goes to /dev/null). */
 int owner_run(const char *const argv[], char **out);
+/* owner_run for a run that may fail as expected: its failure is not logged. */
+int owner_try(const char *const argv[], char **out);
+/* owner_run whatever the exit status, given in *@status (waitpid's): for a tool whose output
+ * is of use when it also reports errors. 0 (*@out set) or -errno. */
+int owner_run_status(const char *const argv[], char **out, int *status);
 
-/* Names for @nblk blocks of @bs bytes from block @first of the ext4 image at @image: *names
- * gets @nblk strings (free each and the array). 0 or -errno. */
-int owner_ext4(const char *image, uint64_t bs, uint64_t first, uint64_t nblk, char ***names);
+/* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
+int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Write @script to "@image.cmd" (its name in @path, @size bytes), for a tool that reads its
+ * commands from a file; the caller unlinks it. 0 or -errno. */
+int owner_script(const char *image, const char *script, char *path, size_t size);
+
+/* The readers: names[i] (a new string; free it) for the block @blocks[i] of the image at
+ * @image, for @n blocks of @bs bytes (the filesystem's block size) numbered from the disk's
+ * start, sorted and distinct. 0 (every name set) or -errno (none set). */
+int owner_ext4(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
+int owner_xfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
+int owner_btrfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n, char **names);
+
+/* For @n blocks of the ext4 image's journal (disk block numbers, any order), the filesystem
+ * block each copies as the journal's live transactions list it, or 0 (a descriptor, commit
+ * or revoke block, or none listed) in @copied[i]. 0 or -errno. */
+int owner_jbd2(const char *image, const uint64_t *blocks, size_t n, uint64_t *copied);
 
 #endif

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +54,10 @@ static int read_all(int fd, char **out)
 	return 0;
 }
 
-int owner_run(const char *const argv[], char **out)
+int owner_run_status(const char *const argv[], char **out, int *status)
 {
 	posix_spawn_file_actions_t fa;
-	int p[2], ret, status;
+	int p[2], ret;
 	pid_t pid;
 
 	*out = NULL;
@@ -76,14 +78,84 @@ int owner_run(const char *const argv[], char **out)
 	}
 	ret = read_all(p[0], out);
 	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+	}
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+static int run(const char *const argv[], char **out, bool quiet)
+{
+	int status, ret = owner_run_status(argv, out, &status);
+
 	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		fprintf(stderr, "plugdisk explore: %s failed (status %d)\n", argv[0], status);
+		if (!quiet)
+			fprintf(stderr, "plugdisk explore: %s failed (status %d)\n", argv[0], status);
 		free(*out);
 		*out = NULL;
 		ret = -EIO;
+	}
+	return ret;
+}
+
+int owner_run(const char *const argv[], char **out)
+{
+	return run(argv, out, false);
+}
+
+int owner_try(const char *const argv[], char **out)
+{
+	return run(argv, out, true);
+}
+
+int owner_addf(char **s, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	char *add, *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&add, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	p = realloc(*s, *len + (size_t)n + 1);
+	if (!p) {
+		free(add);
+		return -ENOMEM;
+	}
+	memcpy(p + *len, add, (size_t)n + 1);
+	*s = p;
+	*len += (size_t)n;
+	free(add);
+	return 0;
+}
+
+int owner_script(const char *image, const char *script, char *path, size_t size)
+{
+	size_t len = strlen(script);
+	int fd, ret;
+
+	if ((size_t)snprintf(path, size, "%s.cmd", image) >= size)
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		fprintf(stderr, "plugdisk explore: open %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	ret = write(fd, script, len) == (ssize_t)len ? 0 : -EIO;
+	close(fd);
+	if (ret) {
+		fprintf(stderr, "plugdisk explore: write %s: short\n", path);
+		unlink(path);
 	}
 	return ret;
 }
