@@ -9,6 +9,7 @@
 
 PDC_NAME=${0##*/}
 PDC_SELF=$(readlink -f "$0")
+PDC_DIR=
 PDC_MNT=
 PDC_OUT=
 
@@ -51,42 +52,47 @@ pdc_state() {
 # with private propagation; return in that run. Its mounts are then seen by nobody else, and
 # go with its last process even on SIGKILL (explore's --timeout), taking the loop device
 # with them (mount -o loop attaches it with autoclear). The script's PID is unchanged by the
-# exec, which tells the second run from a child that inherits the variable.
+# exec, which tells the second run from a child that inherits the variable. unshare -m and
+# mount need CAP_SYS_ADMIN: without it, exit 2 here rather than 1 from unshare (read from
+# /proc, since a fork costs more than this whole test).
 pdc_unshare() {
+	local key value
 	[ "${PLUGDISK_CHECK_NS:-}" = "$$" ] && return 0
-	[ "$(id -u)" = 0 ] || pdc_cannot "mounting the state needs root"
+	while read -r key value; do
+		[ "$key" = CapEff: ] && break
+	done </proc/self/status
+	[[ $value =~ ^[0-9a-f]+$ ]] && (((16#$value >> 21) & 1)) ||
+		pdc_cannot "mounting the state needs root (CAP_SYS_ADMIN)"
 	pdc_require unshare mount umount
-	unshare -m --propagation private true 2>/dev/null ||
-		pdc_cannot "unshare -m failed: no mount namespace of its own here"
 	export PLUGDISK_CHECK_NS=$$
 	exec unshare -m --propagation private -- "$PDC_SELF" "$@"
 }
 
-# pdc_cleanup: unmount the state if it is mounted, remove the scratch files (EXIT trap).
+# pdc_cleanup: unmount the state if it is mounted, remove the scratch directory (EXIT trap).
 pdc_cleanup() {
-	if [ -n "$PDC_MNT" ]; then
-		if mountpoint -q "$PDC_MNT"; then
-			umount "$PDC_MNT" 2>/dev/null || umount -l "$PDC_MNT" 2>/dev/null || true
-		fi
-		rmdir "$PDC_MNT" 2>/dev/null || true
+	[ -n "$PDC_DIR" ] || return 0
+	if [ -n "$PDC_MNT" ] && mountpoint -q "$PDC_MNT"; then
+		umount "$PDC_MNT" 2>/dev/null || umount -l "$PDC_MNT" 2>/dev/null || true
 	fi
-	[ -z "$PDC_OUT" ] || rm -f "$PDC_OUT"
+	rm -rf --one-file-system "$PDC_DIR" 2>/dev/null || true
 }
 
-# pdc_setup: the EXIT trap, SIGTERM and SIGINT made exits (so that the trap runs), and
-# PDC_OUT, a scratch file for a tool's output.
+# pdc_setup: the EXIT trap, SIGTERM and SIGINT made exits (so that the trap runs), and a
+# scratch directory PDC_DIR with PDC_OUT, a file for a tool's output.
 pdc_setup() {
 	trap pdc_cleanup EXIT
 	trap 'exit 143' TERM
 	trap 'exit 130' INT
-	PDC_OUT=$(mktemp "${TMPDIR:-/tmp}/$PDC_NAME.XXXXXX") || pdc_cannot "mktemp failed"
+	PDC_DIR=$(mktemp -d "${TMPDIR:-/tmp}/$PDC_NAME.XXXXXX") || pdc_cannot "mktemp -d failed"
+	PDC_OUT=$PDC_DIR/out
 }
 
 # pdc_mount TYPE [OPTIONS]: mount the state read-write (its writes are explore's throwaway
-# overlay) on a new directory, PDC_MNT, in this namespace (pdc_unshare first). mount's
-# messages in PDC_OUT. Returns mount's status.
+# overlay) on PDC_MNT, in this namespace (pdc_unshare first). mount's messages in PDC_OUT.
+# Returns mount's status.
 pdc_mount() {
-	PDC_MNT=$(mktemp -d "${TMPDIR:-/tmp}/$PDC_NAME.XXXXXX") || pdc_cannot "mktemp -d failed"
+	PDC_MNT=$PDC_DIR/mnt
+	mkdir "$PDC_MNT" || pdc_cannot "mkdir $PDC_MNT failed"
 	mount -t "$1" -o "loop${2:+,$2}" "$PLUGDISK_STATE" "$PDC_MNT" >"$PDC_OUT" 2>&1
 }
 
