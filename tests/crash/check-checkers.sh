@@ -5,7 +5,8 @@
 # that the mount does not read, for xfs_repair to find; btrfs: its superblock, and a leaf of
 # its file tree, for btrfs check to find; sqlite: a torn b-tree page, a lost acknowledged
 # row, a missing table), run by hand and under `plugdisk explore` (states side by side,
-# -j 2); misuse exits 2; and no mount, loop device or scratch file is left behind.
+# -j 2); misuse exits 2; `make install` installs them where an installed plugdisk finds
+# them by short name; and no mount, loop device or scratch file is left behind.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_loop
@@ -212,6 +213,30 @@ explore_with 1 btrfs "$T/bad.img" plugdisk-check-btrfs
 explore_with 0 ext4 "$T/ext4.img" plugdisk-check-sqlite t.db t
 explore_with 1 ext4 "$T/ext4.img" plugdisk-check-sqlite t.db t missing_table
 log "under explore: clean bases pass every state, corrupted ones fail every state"
+
+# ---- Installed: make install puts them in PREFIX/libexec/plugdisk, where the installed
+# plugdisk finds one by its short name (not on PATH); a name found nowhere is bad input. ----
+require_cmd make
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" --no-print-directory install \
+	B="$(dirname "$PLUGDISK")" PREFIX="$T/opt" SYSCONFDIR="$T/etc" >"$T/install.out" 2>&1 ||
+	fail "make install: $(cat "$T/install.out")"
+for c in ext4 xfs btrfs sqlite; do
+	[ -x "$T/opt/libexec/plugdisk/plugdisk-check-$c" ] || fail "plugdisk-check-$c not installed"
+done
+! command -v plugdisk-check-ext4 >/dev/null || fail "plugdisk-check-ext4 is on PATH already"
+rc=0
+"$T/opt/bin/plugdisk" explore -j 2 "$T/ext4.log" "$T/ext4.img" -- plugdisk-check-ext4 \
+	>"$T/x.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || { cat "$T/x.out" >&2; fail "explore -- plugdisk-check-ext4 (installed): exit $rc"; }
+cp "$T/ext4.img" "$T/bad.img"
+corrupt "$T/bad.img" 1024 1024
+rc=0
+"$T/opt/bin/plugdisk" explore -j 2 "$T/ext4.log" "$T/bad.img" -- plugdisk-check-ext4 \
+	>"$T/x.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || { cat "$T/x.out" >&2; fail "explore -- plugdisk-check-ext4 on a bad base: exit $rc"; }
+grep -q "ext4: e2fsck -fn exit" "$T/x.out" || fail "no e2fsck verdict in: $(head -c 600 "$T/x.out")"
+expect_exit 2 "$T/opt/bin/plugdisk" explore "$T/ext4.log" "$T/ext4.img" -- plugdisk-check-none
+log "installed: plugdisk explore runs plugdisk-check-ext4 by its short name"
 
 # ---- Nothing left behind: the checkers' mounts were in namespaces of their own, their
 # loop devices went with them, and their scratch files are gone. ----
