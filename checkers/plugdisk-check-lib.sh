@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # Shared by the ready checkers of `plugdisk explore` (plugdisk-check-*), which source it from
 # their own directory: the state's path, usage errors, a private mount namespace, a loop
 # mount that is always undone, and the short report that leads a failing state's output.
@@ -61,8 +62,9 @@ pdc_unshare() {
 	while read -r key value; do
 		[ "$key" = CapEff: ] && break
 	done </proc/self/status
-	[[ $value =~ ^[0-9a-f]+$ ]] && (((16#$value >> 21) & 1)) ||
+	if ! [[ $value =~ ^[0-9a-f]+$ ]] || ! (((16#$value >> 21) & 1)); then
 		pdc_cannot "mounting the state needs root (CAP_SYS_ADMIN)"
+	fi
 	pdc_require unshare mount umount
 	export PLUGDISK_CHECK_NS=$$
 	exec unshare -m --propagation private -- "$PDC_SELF" "$@"

@@ -6,7 +6,8 @@
 # its file tree, for btrfs check to find; sqlite: a torn b-tree page, a lost acknowledged
 # row, a missing table), run by hand and under `plugdisk explore` (states side by side,
 # -j 2); misuse exits 2; `make install` installs them where an installed plugdisk finds
-# them by short name; and no mount, loop device or scratch file is left behind.
+# them by short name; and no mount, loop device or scratch file is left behind, the mount
+# not even seen outside while a checker runs, nor left when it is killed by SIGKILL.
 . "$(dirname "$0")/../lib.sh"
 require_fuse
 require_loop
@@ -237,6 +238,28 @@ rc=0
 grep -q "ext4: e2fsck -fn exit" "$T/x.out" || fail "no e2fsck verdict in: $(head -c 600 "$T/x.out")"
 expect_exit 2 "$T/opt/bin/plugdisk" explore "$T/ext4.log" "$T/ext4.img" -- plugdisk-check-none
 log "installed: plugdisk explore runs plugdisk-check-ext4 by its short name"
+
+# ---- SIGKILL (explore's --timeout): the checker's mount is never seen outside its
+# namespace, and goes with it, loop device included. A sqlite3 that hangs holds it there. ----
+mkdir -p "$T/bin"
+printf '#!/bin/sh\ntouch "%s"\nexec sleep 60\n' "$T/hung" >"$T/bin/sqlite3"
+chmod +x "$T/bin/sqlite3"
+cp "$T/ext4.img" "$T/state.img"
+PLUGDISK_STATE=$T/state.img PATH=$T/bin:$PATH setsid "$CK/plugdisk-check-sqlite" t.db t \
+	>"$T/hung.out" 2>&1 &
+hung=$!
+at_cleanup "kill -KILL -- -$hung 2>/dev/null"
+# state_on_loop: whether a loop device is attached to $T/state.img.
+state_on_loop() { [ -n "$(losetup -n -O NAME -j "$T/state.img")" ]; }
+true_within 10 test -e "$T/hung" || { cat "$T/hung.out" >&2; fail "the checker never ran sqlite3"; }
+state_on_loop || fail "no loop device on the state while the checker runs"
+grep -F " $TMPDIR/" /proc/self/mountinfo && fail "the checker's mount is seen outside its namespace"
+kill -KILL -- -"$hung"
+wait "$hung" 2>/dev/null
+state_not_on_loop() { ! state_on_loop; }
+true_within 5 state_not_on_loop || fail "the loop device outlived the checker killed by SIGKILL"
+rm -rf "${TMPDIR:?}"/plugdisk-check-sqlite.* # its scratch directory: no trap runs on SIGKILL
+log "killed by SIGKILL: its mount was private, and the loop device went with it"
 
 # ---- Nothing left behind: the checkers' mounts were in namespaces of their own, their
 # loop devices went with them, and their scratch files are gone. ----
