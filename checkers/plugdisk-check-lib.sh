@@ -3,16 +3,19 @@
 # Shared by the ready checkers of `plugdisk explore` (plugdisk-check-*), which source it from
 # their own directory: the state's path, usage errors, a private mount namespace, a loop
 # mount that is always undone, and the short report that leads a failing state's output.
+# A checker runs once per state, thousands of times a run: the library forks as little as
+# it can (a fork and exec here cost about as much as a small fsck).
 #
 # Exit statuses: 0 the state is sound; 1 it is not, and the first line of the output says
 # why (explore groups failing states by that line, numbers blanked, and keeps the last 4 KiB
 # of the output: hence the report is cut to 3 KiB); 2 the checker was misused or cannot run.
+#
+# The checker sets PDC_SELF, its own path, before it sources this file.
 
-PDC_NAME=${0##*/}
-PDC_SELF=$(readlink -f "$0")
-PDC_DIR=
-PDC_MNT=
-PDC_OUT=
+PDC_NAME=${PDC_SELF##*/}
+PDC_MNT=      # the mountpoint, a scratch directory, once made
+PDC_MOUNTED=0 # whether the state is mounted on it
+PDC_MSG=      # the messages of the last mount or umount
 
 # pdc_usage_error MESSAGE: MESSAGE and how to get help on stderr, exit 2.
 pdc_usage_error() {
@@ -54,8 +57,7 @@ pdc_state() {
 # go with its last process even on SIGKILL (explore's --timeout), taking the loop device
 # with them (mount -o loop attaches it with autoclear). The script's PID is unchanged by the
 # exec, which tells the second run from a child that inherits the variable. unshare -m and
-# mount need CAP_SYS_ADMIN: without it, exit 2 here rather than 1 from unshare (read from
-# /proc, since a fork costs more than this whole test).
+# mount need CAP_SYS_ADMIN: without it, exit 2 here rather than 1 from unshare.
 pdc_unshare() {
 	local key value
 	[ "${PLUGDISK_CHECK_NS:-}" = "$$" ] && return 0
@@ -70,62 +72,66 @@ pdc_unshare() {
 	exec unshare -m --propagation private -- "$PDC_SELF" "$@"
 }
 
-# pdc_cleanup: unmount the state if it is mounted, remove the scratch directory (EXIT trap).
+# pdc_cleanup: unmount the state if it is mounted, remove the mountpoint (EXIT trap).
 pdc_cleanup() {
-	[ -n "$PDC_DIR" ] || return 0
-	if [ -n "$PDC_MNT" ] && mountpoint -q "$PDC_MNT"; then
+	if [ "$PDC_MOUNTED" = 1 ]; then
 		umount "$PDC_MNT" 2>/dev/null || umount -l "$PDC_MNT" 2>/dev/null || true
 	fi
-	rm -rf --one-file-system "$PDC_DIR" 2>/dev/null || true
+	[ -z "$PDC_MNT" ] || rmdir "$PDC_MNT" 2>/dev/null || true
 }
 
-# pdc_setup: the EXIT trap, SIGTERM and SIGINT made exits (so that the trap runs), and a
-# scratch directory PDC_DIR with PDC_OUT, a file for a tool's output.
+# pdc_setup: the EXIT trap, and SIGTERM and SIGINT made exits, so that the trap runs.
 pdc_setup() {
 	trap pdc_cleanup EXIT
 	trap 'exit 143' TERM
 	trap 'exit 130' INT
-	PDC_DIR=$(mktemp -d "${TMPDIR:-/tmp}/$PDC_NAME.XXXXXX") || pdc_cannot "mktemp -d failed"
-	PDC_OUT=$PDC_DIR/out
 }
 
 # pdc_mount TYPE [OPTIONS]: mount the state read-write (its writes are explore's throwaway
-# overlay) on PDC_MNT, in this namespace (pdc_unshare first). mount's messages in PDC_OUT.
-# Returns mount's status.
+# overlay) on a new directory, PDC_MNT, in this namespace (pdc_unshare first). mount's
+# messages in PDC_MSG. Returns mount's status.
 pdc_mount() {
-	PDC_MNT=$PDC_DIR/mnt
-	mkdir "$PDC_MNT" || pdc_cannot "mkdir $PDC_MNT failed"
-	mount -t "$1" -o "loop${2:+,$2}" "$PLUGDISK_STATE" "$PDC_MNT" >"$PDC_OUT" 2>&1
+	local rc=0
+	PDC_MNT=$(mktemp -d "${TMPDIR:-/tmp}/$PDC_NAME.XXXXXX") || pdc_cannot "mktemp -d failed"
+	PDC_MSG=$(mount -t "$1" -o "loop${2:+,$2}" "$PLUGDISK_STATE" "$PDC_MNT" 2>&1) || rc=$?
+	[ "$rc" != 0 ] || PDC_MOUNTED=1
+	return "$rc"
 }
 
-# pdc_mount_error: mount's first message in PDC_OUT, without the names that change from run
-# to run (the directory, the loop device), so that explore groups the states it fails.
+# pdc_mount_error: mount's first message, without the names that change from run to run
+# (the directory, the loop device), so that explore groups the states it fails.
 pdc_mount_error() {
-	head -n 1 "$PDC_OUT" | sed -e "s|^mount: $PDC_MNT: ||" -e 's| on /dev/loop[0-9]*||'
-}
-
-# pdc_umount: unmount the state (a filesystem writes its last metadata here). Returns
-# umount's status, its messages in PDC_OUT.
-pdc_umount() { umount "$PDC_MNT" >"$PDC_OUT" 2>&1; }
-
-# pdc_first_line SKIP FILE: the first line of FILE that does not match the extended regular
-# expression SKIP (a tool's progress lines), or its first line if all do.
-pdc_first_line() {
-	local line
-	line=$(grep -m 1 -vE "$1" "$2" || true)
-	[ -n "$line" ] || line=$(head -n 1 "$2")
+	local line=${PDC_MSG%%$'\n'*}
+	line=${line#"mount: $PDC_MNT: "}
+	[[ ! $line =~ ^(.*)\ on\ /dev/loop[0-9]+(.*)$ ]] || line=${BASH_REMATCH[1]}${BASH_REMATCH[2]}
 	printf '%s\n' "$line"
 }
 
-# pdc_show FILE: FILE's lines, indented, cut after 3 KiB with a line that says how much was
-# left out.
+# pdc_umount: unmount the state (a filesystem writes its last metadata here). Returns
+# umount's status, its messages in PDC_MSG.
+pdc_umount() {
+	PDC_MSG=$(umount "$PDC_MNT" 2>&1) || return
+	PDC_MOUNTED=0
+}
+
+# pdc_first_line SKIP TEXT: the first line of TEXT that does not match the extended regular
+# expression SKIP (a tool's progress lines), or its first line if all do.
+pdc_first_line() {
+	local line
+	while IFS= read -r line; do
+		[[ $line =~ $1 ]] || { printf '%s\n' "$line"; return 0; }
+	done <<<"$2"
+	printf '%s\n' "${2%%$'\n'*}"
+}
+
+# pdc_show TEXT: TEXT's lines, indented, cut after 3 KiB at a line's end with a line that
+# says how many there were.
 pdc_show() {
-	local total
-	total=$(wc -l <"$1")
-	if [ "$(wc -c <"$1")" -le 3072 ]; then
-		sed 's/^/  /' "$1"
-		return 0
+	local text=$1 lines
+	if [ "${#text}" -gt 3072 ]; then
+		lines=${text//[!$'\n']/}
+		text=${text:0:3072}
+		text="${text%$'\n'*}"$'\n'"[... $((${#lines} + 1)) lines in all]"
 	fi
-	head -c 3072 "$1" | sed '$d' | sed 's/^/  /'
-	printf '  [... %d lines in all]\n' "$total"
+	printf '  %s\n' "${text//$'\n'/$'\n'  }"
 }
