@@ -14,8 +14,12 @@ require_loop
 require_cmd mkfs.ext4 e2fsck mkfs.xfs xfs_repair xfs_db mkfs.btrfs btrfs btrfs-map-logical \
 	sqlite3 unshare blkid jq
 
+for fs in xfs btrfs; do
+	grep -qw "$fs" /proc/filesystems || modprobe -q "$fs" || skip "this kernel has no $fs"
+done
+
 CK=$TOP/checkers
-# The checkers' scratch directories and files, to show that they remove them.
+# The checkers' scratch directories (their mountpoints), to show that they remove them.
 export TMPDIR=$T/tmp
 mkdir -p "$TMPDIR" "$T/fs"
 
