@@ -85,7 +85,7 @@ $(B)/plugdisk: $(DAEMON_OBJ) $(NBD_OBJ) $(CONF_OBJ) $(B)/libcore.a
 	$(call quiet,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(DAEMON_LIBS) -lm
 
 # Debian packages the build, the tests and the benchmarks need.
-DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs \
+DEB_PACKAGES := build-essential pkg-config libfuse3-dev fuse3 libconfig-dev check strace xfsprogs btrfs-progs \
 	libsystemd-dev liburing-dev libnbd-dev systemd util-linux e2fsprogs fio nbdkit libnbd-bin qemu-utils \
 	procps psmisc kmod iproute2 coreutils groff-base man-db jq cppcheck clang-tools sqlite3 \
 	python3-prometheus-client graphviz prometheus curl clang libclang-rt-14-dev git btrfs-progs

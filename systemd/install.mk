@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # make install / make uninstall (included by the top Makefile): the binary, the systemd unit,
-# the example configuration and units, the man pages and the bash completion. Honours PREFIX
-# and DESTDIR.
+# the example configuration and units, the man pages, the bash completion and explore's ready
+# checkers. Honours PREFIX and DESTDIR.
 
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
@@ -16,6 +16,10 @@ SYSTEMD_SEARCHED := /etc/systemd/system|/run/systemd/system|/usr/local/lib/syste
 SYSCONFDIR ?= /etc
 # bash-completion loads completions/NAME on demand from here (PREFIX=/usr: the system's).
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# explore's ready checkers (checkers/plugdisk-check-*), with the library they source from
+# their own directory.
+LIBEXECDIR ?= $(PREFIX)/libexec/plugdisk
+CHECKERS := $(filter-out %.sh,$(wildcard checkers/plugdisk-check-*))
 
 INSTALL ?= install
 
@@ -41,8 +45,10 @@ all: $(B)/completion/plugdisk
 install: $(B)/plugdisk $(B)/systemd/plugdisk@.service $(B)/completion/plugdisk
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMD_UNITDIR) \
 		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(LIBEXECDIR)
 	$(INSTALL) -m 0755 $(B)/plugdisk $(DESTDIR)$(BINDIR)/plugdisk
+	$(INSTALL) -m 0755 $(CHECKERS) $(DESTDIR)$(LIBEXECDIR)/
+	$(INSTALL) -m 0644 checkers/plugdisk-check-lib.sh $(DESTDIR)$(LIBEXECDIR)/
 	$(INSTALL) -m 0644 $(B)/systemd/plugdisk@.service $(DESTDIR)$(SYSTEMD_UNITDIR)/plugdisk@.service
 	$(INSTALL) -m 0644 man/plugdisk.8 $(DESTDIR)$(MANDIR)/man8/plugdisk.8
 	$(INSTALL) -m 0644 man/plugdisk.conf.5 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5
@@ -70,8 +76,9 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/plugdisk.8 $(DESTDIR)$(MANDIR)/man5/plugdisk.conf.5 \
 		$(DESTDIR)$(DOCDIR)/examples/t1.conf $(DESTDIR)$(DOCDIR)/examples/srv-plugdisk-t1.mount \
 		$(DESTDIR)$(SYSCONFDIR)/plugdisk/plugdisk.conf.example \
-		$(DESTDIR)$(BASHCOMPDIR)/plugdisk
-	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/plugdisk 2>/dev/null
+		$(DESTDIR)$(BASHCOMPDIR)/plugdisk \
+		$(CHECKERS:checkers/%=$(DESTDIR)$(LIBEXECDIR)/%) $(DESTDIR)$(LIBEXECDIR)/plugdisk-check-lib.sh
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/plugdisk 2>/dev/null
 
 .PHONY: units completion
 

@@ -30,6 +30,7 @@
 #include "core/util/units.h"
 #include "daemon/daemon.h"
 #include "daemon/explore/explore.h"
+#include "daemon/explore/explore_checker.h"
 #include "daemon/explore/explore_fuse.h"
 #include "daemon/explore/explore_merge.h"
 
@@ -67,7 +68,9 @@ static void explore_usage(FILE *f)
 		"  PLUGDISK_STATE_KIND    flush, prefix, subset, drop, torn, ...\n"
 		"  PLUGDISK_STATE_WINDOW  the state's window (0: from the log's start)\n"
 		"  PLUGDISK_STATE_JSON    a file: the state as a JSON object, as --json reports it\n"
-		"It passes a state by exiting 0.\n"
+		"It passes a state by exiting 0. A CHECKER named without a '/' that is not on PATH\n"
+		"is looked for among the ready checkers installed with plugdisk\n"
+		"(BINDIR/../libexec/plugdisk: plugdisk-check-ext4, -xfs, -btrfs, -sqlite).\n"
 		"  --budget N         check at most N states: when there are more, spread over every\n"
 		"                     kind, then every window, before any twice, drawn from --seed\n"
 		"  --weights K=N,...  under --budget, N states of kind K per round (default 1)\n"
@@ -828,7 +831,7 @@ int pd_explore_main(int argc, char **argv)
 	uint64_t v, *ids = NULL;
 	struct sigaction sa;
 	struct stat st;
-	char err[512];
+	char err[512], *ready = NULL;
 	int opt, ret, base_fd, status;
 	bool merge = false;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -985,6 +988,12 @@ int pd_explore_main(int argc, char **argv)
 		close(base_fd);
 		return ret == -ENOMEM ? 3 : 2;
 	}
+	/* a short name not on PATH: a ready checker installed with plugdisk */
+	if (x.checker) {
+		ready = xp_ready_checker(x.checker[0]);
+		if (ready)
+			x.checker[0] = ready;
+	}
 	if (x.has_state && x.state >= x.log.nstates) {
 		fprintf(stderr, "plugdisk explore: --state %" PRIu64 ": the log has %" PRIu64
 			" states (with -k %u)\n", x.state, x.log.nstates, x.k);
@@ -1055,5 +1064,6 @@ out:
 	ws_log_close(&x.log);
 	close(base_fd);
 	xp_select_free(&x.sel);
+	free(ready);
 	return status;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # make explore-demo: ext4 (256 MiB) and xfs (320 MiB, its smallest) under a file workload,
-# recorded with cache.log; e2fsck (after the journal's replay) and xfs_repair -n (after a
-# mount replays the log) must find every explored crash state clean, with a budget of at
+# recorded with cache.log; the ready checkers plugdisk-check-ext4 (e2fsck -fn after the
+# journal's replay) and plugdisk-check-xfs (xfs_repair -n after a mount replays the log)
+# must find every explored crash state clean, with a budget of at
 # least 1000 states each. Then the rate of checking states, explore's FUSE overlay against a
 # copy of the image and `plugdisk replay` per state, with e2fsck -fn as the checker.
 #   BUDGET=N (default 1000)  RATE_STATES=N states for each rate (default 60)  FS="ext4 xfs"
@@ -15,7 +16,7 @@ require_cmd mkfs.ext4 e2fsck mkfs.xfs xfs_repair losetup jq
 BUDGET=${BUDGET:-1000}
 RATE_STATES=${RATE_STATES:-60}
 FS=${FS:-ext4 xfs}
-declare -A SIZE=([ext4]=256M [xfs]=320M) CHECKER=([ext4]=e2fsck [xfs]=xfs)
+declare -A SIZE=([ext4]=256M [xfs]=320M)
 
 for fs in $FS; do
 	explore_fs_base "$fs" "${SIZE[$fs]}"
@@ -25,7 +26,7 @@ for fs in $FS; do
 	"$PLUGDISK" replay "$T/w.log" --list | tail -n 1 >&2
 	rc=0
 	"$PLUGDISK" explore --budget "$BUDGET" --seed 7 --json "$T/w.log" "$T/base.img" -- \
-		"$(dirname "$0")/explore-check-${CHECKER[$fs]}.sh" >"$T/demo.json" || rc=$?
+		"$TOP/checkers/plugdisk-check-$fs" >"$T/demo.json" || rc=$?
 	log "$fs: $(jq -c '{states_total, sampled, planned, checked, passed, failed, duplicates}' \
 		"$T/demo.json")"
 	jq -r '.failures[:3][] | "state \(.id) after \(.after), \(.kind):\n\(.output)"' "$T/demo.json"
