@@ -220,13 +220,17 @@ int dmlog_to_wlog(const uint8_t *buf, uint64_t len, uint64_t disk_size, const ch
 		return ret;
 	}
 	pos = s.sectorsize;
-	for (uint64_t i = 0; i < s.entries && !l.error; i++) {
-		dmlog_entry(buf, len, s.sectorsize, i + 1, &pos, &e, err, errlen); /* checked */
-		dmlog_put(&l, &e, &epoch);
+	for (uint64_t i = 0; i < s.entries && !l.error && !ret; i++) {
+		/* validated above: an error here would be a change of the buffer meanwhile */
+		ret = dmlog_entry(buf, len, s.sectorsize, i + 1, &pos, &e, err, errlen);
+		if (!ret)
+			dmlog_put(&l, &e, &epoch);
 	}
-	ret = l.error;
-	if (ret)
-		snprintf(err, errlen, "write %s: %s", out, strerror(-ret));
+	if (!ret) {
+		ret = l.error;
+		if (ret)
+			snprintf(err, errlen, "write %s: %s", out, strerror(-ret));
+	}
 	wlog_close(&l);
 	if (sum)
 		*sum = s;

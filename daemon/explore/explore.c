@@ -216,6 +216,8 @@ static int slot_spawn(struct xp *x, struct xf *xf, struct xp_slot *sl, const str
 	int64_t mark;
 	int ret;
 
+	if (!x->checker || !x->checker[0])
+		return -EINVAL; /* a run with states to check has a checker (pd_explore_main) */
 	mark = ws_state_mark(&x->log, s, &nacked);
 	ret = write_marks(&x->log, nacked, sl->marks);
 	if (ret) {

@@ -247,7 +247,7 @@ static int xm_take_fail(struct xp *x, const struct xm_report *r, struct json_obj
 		return xm_bad(r, "a failure of a state the log does not have");
 	fl->status = (int)status;
 	fl->timed_out = json_object_get_boolean(v);
-	fl->output = strdup(output);
+	fl->output = strdup(output ? output : "");
 	fl->image = image ? strdup(image) : NULL;
 	if (!fl->output || (image && !fl->image)) {
 		free(fl->output);

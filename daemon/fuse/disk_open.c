@@ -32,6 +32,19 @@ struct pd_disk_open {
 	bool counted;		/* open_lock: counted by a poweron as fenced */
 };
 
+/* The kernel orders an open's life: its reply comes before any request of the open, and a
+ * release after every request of it has been answered. Threads that serve those (any
+ * receive thread, any ring's on FUSE over io_uring) are thus ordered through system calls,
+ * which ThreadSanitizer cannot see; these tell it, and are nothing in other builds. */
+#ifdef __SANITIZE_THREAD__
+#include <sanitizer/tsan_interface.h>
+#define handoff_release(o) __tsan_release(o)
+#define handoff_acquire(o) __tsan_acquire(o)
+#else
+#define handoff_release(o) ((void)(o))
+#define handoff_acquire(o) ((void)(o))
+#endif
+
 /* Lock order: taken alone, never across I/O. */
 static pthread_mutex_t open_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pd_disk_open open_list = { .prev = &open_list, .next = &open_list };
@@ -48,7 +61,10 @@ static uint64_t power_gen(struct pd *pd)
 
 static struct pd_disk_open *fh_open(uint64_t fh)
 {
-	return (struct pd_disk_open *)(uintptr_t)fh;
+	struct pd_disk_open *o = (struct pd_disk_open *)(uintptr_t)fh;
+
+	handoff_acquire(o);
+	return o;
 }
 
 int pd_disk_open_new(struct pd *pd, bool direct, uint64_t *fh)
@@ -59,6 +75,7 @@ int pd_disk_open_new(struct pd *pd, bool direct, uint64_t *fh)
 		return -ENOMEM;
 	o->gen = power_gen(pd);
 	o->direct = direct;
+	handoff_release(o);
 	pthread_mutex_lock(&open_lock);
 	o->next = open_list.next;
 	o->prev = &open_list;
@@ -71,10 +88,11 @@ int pd_disk_open_new(struct pd *pd, bool direct, uint64_t *fh)
 
 void pd_disk_open_release(uint64_t fh)
 {
-	struct pd_disk_open *o = fh_open(fh);
+	struct pd_disk_open *o;
 
-	if (!o)
+	if (!fh)
 		return;
+	o = fh_open(fh);
 	pthread_mutex_lock(&open_lock);
 	o->prev->next = o->next;
 	o->next->prev = o->prev;
@@ -84,14 +102,30 @@ void pd_disk_open_release(uint64_t fh)
 
 bool pd_disk_open_is_direct(uint64_t fh)
 {
-	return fh && fh_open(fh)->direct;
+	struct pd_disk_open *o;
+	bool direct;
+
+	if (!fh)
+		return false;
+	o = fh_open(fh);
+	direct = o->direct;
+	handoff_release(o); /* done with it: before the release that frees it */
+	return direct;
 }
 
 int pd_disk_open_check(struct pd *pd, uint64_t fh)
 {
+	struct pd_disk_open *o;
+	uint64_t gen;
+
+	if (!fh)
+		return 0;
+	o = fh_open(fh);
+	gen = o->gen;
+	handoff_release(o); /* done with it: before the release that frees it */
 	/* A request that reads the generation just before a cut is in flight at the cut, and
 	 * the cache fails it (core/cache/cache_io.c). */
-	if (!fh || fh_open(fh)->gen == power_gen(pd) || pd->cfg.cache_keep_opens)
+	if (gen == power_gen(pd) || pd->cfg.cache_keep_opens)
 		return 0;
 	atomic_add_return_relaxed(requests_fenced, 1);
 	return -EIO;

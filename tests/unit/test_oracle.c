@@ -587,11 +587,11 @@ START_TEST(test_prefix_after_overwrite)
 	uint32_t id = 0;
 
 	oracle_tmp();
-	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = ++id });
-	for (int i = 1; i <= 12; i++)
-		add(&w, (struct op){ .k = OP_WRITE, .off = 4096 + 512 * (uint64_t)i, .len = 512,
-				     .id = ++id });
-	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = ++id });
+	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = 1 });
+	for (id = 2; id <= 13; id++)
+		add(&w, (struct op){ .k = OP_WRITE, .off = 4096 + 512 * (uint64_t)(id - 1),
+				     .len = 512, .id = id });
+	add(&w, (struct op){ .k = OP_WRITE, .off = 0, .len = 4096, .id = id });
 	for (uint64_t s = 1; s < 40; s++) { /* prefixes of every length */
 		w.cut_seed = s;
 		ck_assert_int_eq(check_cut(&w, CACHE_CUT_PREFIX, &ty), V_MATCH);

@@ -93,7 +93,7 @@ int owner_run_status(const char *const argv[], char **out, int *status)
 
 static int run(const char *const argv[], char **out, bool quiet)
 {
-	int status, ret = owner_run_status(argv, out, &status);
+	int status = 0, ret = owner_run_status(argv, out, &status);
 
 	if (!ret && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 		if (!quiet)

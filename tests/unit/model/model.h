@@ -429,7 +429,9 @@ bool poweron_pending(struct run *r);
 /* stages.order of every run (NULL: the default, the cache over the faults). */
 extern const char *model_order;
 /* Set-up that cannot fail in a test; abort if it does. */
-void must(bool ok, const char *what);
+void must_fail(const char *what) __attribute__((noreturn));
+/* A macro, so that static analysis sees that nothing after a failed must() runs. */
+#define must(ok, what) ((ok) ? (void)0 : must_fail(what))
 /* Run the steps of @steps that @keep marks (all when NULL) into @vd. */
 void run_sequence(const struct seqcfg *cfg, const struct step *steps, const bool *keep,
 		  unsigned int checks, bool verbose, struct verdict *vd);
