@@ -67,24 +67,6 @@ static int debugfs(const struct ext4_run *r, const char *script, char **out)
 	return ret;
 }
 
-/* The index of block @b among those asked for, or -1. */
-static ssize_t blk_index(const struct ext4_run *r, uint64_t b)
-{
-	size_t lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->blocks[mid] == b)
-			return (ssize_t)mid;
-		if (r->blocks[mid] < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
 static bool field(const char *line, const char *name, uint64_t *v)
 {
 	size_t n = strlen(name);
@@ -140,10 +122,10 @@ static int parse_pass1(struct ext4_run *r, char *out)
 			if (parse_group(g, line))
 				return -ENOMEM;
 		} else if (sscanf(line, "%llu\t%llu", &b, &ino) == 2) {
-			if ((i = blk_index(r, b)) >= 0)
+			if ((i = owner_blk_index(r->blocks, r->n, b)) >= 0)
 				r->blk[i].ino = ino;
 		} else if (sscanf(line, "Block %llu marked in use", &b) == 1) {
-			if ((i = blk_index(r, b)) >= 0)
+			if ((i = owner_blk_index(r->blocks, r->n, b)) >= 0)
 				r->blk[i].used = true;
 		}
 	}

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Run @argv (argv[0] found on PATH), stdin from /dev/null, and return its stdout in *@out
  * (NUL-terminated, free it). 0 (the tool ran and exited 0) or -errno; -EIO when it failed
@@ -17,6 +18,9 @@ int owner_try(const char *const argv[], char **out);
 int owner_run_status(const char *const argv[], char **out, int *status);
 
 /* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
+/* The index of block @b in the sorted @blocks[0..@n-1], or -1 (owner_run.c). */
+ssize_t owner_blk_index(const uint64_t *blocks, size_t n, uint64_t b);
+
 int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Write @script to "@image.cmd" (its name in @path, @size bytes), for a tool that reads its

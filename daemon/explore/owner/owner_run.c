@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Running a filesystem's tool (debugfs, xfs_db, btrfs) for the owner readers: posix_spawn,
- * stdin from /dev/null, stdout read whole through a pipe. */
+ * stdin from /dev/null, stdout read whole through a pipe; and the readers' small helpers
+ * (a string built piece by piece, a block looked up among those asked for). */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -158,4 +159,21 @@ int owner_script(const char *image, const char *script, char *path, size_t size)
 		unlink(path);
 	}
 	return ret;
+}
+
+ssize_t owner_blk_index(const uint64_t *blocks, size_t n, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (blocks[mid] == b)
+			return (ssize_t)mid;
+		if (blocks[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
 }

@@ -110,23 +110,6 @@ static uint64_t fsblock(const struct xfs_geo *g, uint64_t b)
 	return (b / g->agblocks) << g->agblklog | b % g->agblocks;
 }
 
-static ssize_t blk_index(const struct xfs_run *r, uint64_t b)
-{
-	size_t lo = 0, hi = r->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->blocks[mid] == b)
-			return (ssize_t)mid;
-		if (r->blocks[mid] < b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
-}
-
 /* "block F (A/B) type T[ inode I[ PATH]]" */
 static void parse_use(struct xfs_run *r, const char *line)
 {
@@ -137,7 +120,7 @@ static void parse_use(struct xfs_run *r, const char *line)
 
 	if (sscanf(line, "block %llu (%llu/%llu) type %15s%n", &fsb, &ag, &agb, type, &at) != 4)
 		return;
-	if (agb >= r->geo.agblocks || (i = blk_index(r, ag * r->geo.agblocks + agb)) < 0)
+	if (agb >= r->geo.agblocks || (i = owner_blk_index(r->blocks, r->n, ag * r->geo.agblocks + agb)) < 0)
 		return;
 	snprintf(r->blk[i].type, sizeof(r->blk[i].type), "%s", type);
 	line += at;
