@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Print doc/stats.md with each GENERATED STATS block replaced by the name table's rows, as
 # PLUGDISK stats --list-names=markdown prints them: a block starts at the name its marker
-# gives and ends before the next block's. daemon/client/stats_names.c is the one source of
-# every stats name, its unit and its meaning.
+# gives and ends before the next block's. The producers' name tables (core/util/stats_table.h,
+# gathered by daemon/client/stats_names.c) are the one source of every stats name, its unit
+# and its meaning.
 # Usage: doc/gen-stats.sh PLUGDISK DOC >NEW (`make doc` rewrites doc/stats.md).
 set -eu
 [ $# -eq 2 ] || { echo "usage: $0 PLUGDISK DOC" >&2; exit 2; }

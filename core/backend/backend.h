@@ -17,6 +17,7 @@
 #include "core/stage/request.h"
 
 struct backend;
+struct stats_table;
 
 struct backend_ops {
 	const char *kind;	/* "file", "nbd": the stats file's `backend` comment */
@@ -32,6 +33,7 @@ struct backend_ops {
 	/* Append `name value` lines (and `#` comments) to @buf; returns the length written
 	 * (< @len, NUL-terminated). NULL: the backend has nothing to show. */
 	size_t (*stats)(struct backend *be, char *buf, size_t len);
+	const struct stats_table *stats_table;	/* the names stats() writes */
 };
 
 struct backend {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The NBD backend, through libnbd's asynchronous API: opening it (the first connection learns
- * the export), closing it, and its stats. The connections and their loop threads are
+ * the export) and closing it; its stats are core/backend/backend_nbd_stats.c. The connections and their loop threads are
  * core/backend/backend_nbd_conn.c, the commands core/backend/backend_nbd_cmd.c; what they share, with the
  * lock order, core/backend/backend_nbd_int.h.
  *
@@ -74,57 +74,14 @@ static void nbd_be_close(struct backend *be)
 	be->priv = NULL;
 }
 
-static size_t nbd_stats(struct backend *be, char *buf, size_t len)
-{
-	struct nbd_be *nb = be->priv;
-	size_t o = 0;
-	unsigned int up = 0;
-	uint64_t reconnects = 0, timeouts = 0, deferred = 0;
-
-	for (unsigned int i = 0; i < nb->nconns; i++) {
-		struct nbd_conn *c = &nb->conns[i];
-
-		up += smp_load_acquire(c->state) == CONN_UP;
-		reconnects += READ_ONCE(c->reconnects);
-		timeouts += READ_ONCE(c->timeouts);
-		deferred += READ_ONCE(c->deferred);
-	}
-	stats_put(buf, len, &o,
-	    "\n# backend nbd\n# nbd_uri %s\n# nbd_export %s\n# nbd_protocol %s\n", nb->uri,
-	    nb->export_name, nb->protocol);
-	stats_put(buf, len, &o, "nbd_connections %u\nnbd_connections_up %u\n", nb->nconns, up);
-	stats_put(buf, len, &o, "nbd_reconnects %" PRIu64 "\nnbd_timeouts %" PRIu64 "\n",
-	    reconnects, timeouts);
-	stats_put(buf, len, &o, "nbd_failed_fast %" PRIu64 "\nnbd_deferred %" PRIu64 "\n",
-	    READ_ONCE(nb->failed_fast), deferred);
-	for (unsigned int i = 0; i < nb->nconns; i++) {
-		struct nbd_conn *c = &nb->conns[i];
-
-		stats_put(buf, len, &o, "nbd_conn%u_state %d\nnbd_conn%u_in_flight %u\n", i,
-		    smp_load_acquire(c->state), i,
-		    READ_ONCE(c->in_flight));
-	}
-	stats_put(buf, len, &o, "nbd_tls %d\nnbd_structured_replies %d\n", nb->tls,
-	    nb->structured_negotiated);
-	stats_put(buf, len, &o,
-	    "nbd_read_only %d\nnbd_can_flush %d\nnbd_can_trim %d\nnbd_can_zero %d\n"
-	    "nbd_can_fua %d\nnbd_can_multi_conn %d\n",
-	    nb->read_only, nb->can_flush, nb->can_trim, nb->can_zero, nb->can_fua,
-	    nb->can_multi_conn);
-	stats_put(buf, len, &o,
-	    "nbd_block_min_bytes %u\nnbd_block_preferred_bytes %u\nnbd_block_max_bytes %u\n"
-	    "nbd_max_command_bytes %u\n",
-	    nb->block_min, nb->block_pref, nb->block_max, nb->max_cmd);
-	return o;
-}
-
 static const struct backend_ops nbd_ops = {
 	.kind = "nbd",
 	.remote = true,
 	.exec = nb_exec,
 	.sync = nb_sync,
 	.close = nbd_be_close,
-	.stats = nbd_stats,
+	.stats = nb_stats,
+	.stats_table = &backend_nbd_stats_table,
 };
 
 int backend_nbd_open(struct backend *be, const char *uri, const struct backend_params *p,

@@ -16,4 +16,7 @@
 int backend_nbd_open(struct backend *be, const char *uri, const struct backend_params *p,
 		     uint64_t size, char *err, size_t errlen);
 
+/* The names of the backend's section of the stats file (core/backend/backend_nbd_stats.c). */
+extern const struct stats_table backend_nbd_stats_table;
+
 #endif

@@ -24,6 +24,7 @@
 #include "core/backend/backend.h"
 #include "core/backend/backend_nbd.h"
 #include "core/stage/request.h"
+#include "core/util/stats_table.h"
 
 struct nbd_handle;
 
@@ -159,5 +160,8 @@ uint64_t nb_conn_process_done(struct nbd_conn *c);
  * flush outside the queue, at stop). */
 int nb_exec(void *arg, struct request *rq);
 int nb_sync(struct backend *be);
+
+/* The backend ops' stats: its section of the stats file (core/backend/backend_nbd_stats.c). */
+size_t nb_stats(struct backend *be, char *buf, size_t len);
 
 #endif

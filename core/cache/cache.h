@@ -10,6 +10,7 @@
 
 #include "core/stage/request.h"
 #include "core/cache/wlog.h"
+#include "core/util/stats_table.h"
 
 enum cache_mode { CACHE_MODE_NONE, CACHE_MODE_WRITEBACK, CACHE_MODE_NR };
 enum cache_flush { CACHE_FLUSH_HONOUR, CACHE_FLUSH_IGNORE, CACHE_FLUSH_NR };
@@ -181,6 +182,9 @@ int cache_destroy(struct cache *c);
 /* The cache's lines of the stats file (cache_*), zeros for a NULL @c (no write cache), so
  * that the names are stable. Returns the length written (< @len, NUL-terminated). */
 size_t cache_format_stats(struct cache *c, char *buf, size_t len);
+
+/* The names cache_format_stats() writes (core/cache/cache_stats.c). */
+extern const struct stats_table cache_stats_table;
 
 /* The I/O stage: @arg is the cache. Reads see the cache; writes complete once cached; a
  * flush completes after its epoch is on the image and the lower stage flushed; everything

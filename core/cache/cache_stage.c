@@ -114,6 +114,7 @@ const struct stage_ops cache_stage_ops = {
 	.reconfigure = wcache_reconfigure,
 	.stats = wcache_stats,
 	.stats_absent = true,
+	.stats_table = &cache_stats_table,
 	.stats_reset = wcache_stats_reset,
 	.destroy = wcache_destroy,
 	.waits_below = true,

@@ -14,7 +14,7 @@
 #include "core/stage/chain.h"
 #include "core/util/full_rw.h"
 #include "core/util/log.h"
-#include "core/util/text.h"
+#include "core/util/stats_table.h"
 
 #define CRC_KNOWN (1ull << 32)
 
@@ -236,14 +236,39 @@ static int writeout(void *self)
 	return fdatasync(c->fd) ? -errno : 0;
 }
 
+/* What the stats names read: the counters, copied out. */
+struct crc_stats {
+	uint64_t checked, mismatches;
+};
+
+#define F(member) STATS_FIELD(struct crc_stats, member)
+
+static const struct stats_name crc_names[] = {
+	{ "crc_checked_blocks", STATS_COUNTER, "blocks",
+	  "blocks whose checksum reads checked",
+	  "blocks whose checksum reads of `disk` checked against the side file (`crc.file`)",
+	  .section = "crc", F(checked) },
+	{ "crc_mismatches", STATS_COUNTER, "reads",
+	  "reads refused with EIO: a block's data did not match its checksum",
+	  "reads refused with `EIO` because a block's data did not match its checksum: data changed below the stage (silent corruption)",
+	  F(mismatches) },
+};
+
+static const struct stats_table crc_stats_table = {
+	.producer = "crc",
+	.names = crc_names,
+	.nr = STATS_TABLE_SIZE(crc_names),
+};
+
 static size_t stats(void *self, char *buf, size_t len)
 {
 	struct crc *c = self;
-	size_t o = 0;
+	struct crc_stats st = {
+		.checked = (uint64_t)atomic_load(&c->checked),
+		.mismatches = (uint64_t)atomic_load(&c->mismatches),
+	};
 
-	stats_put(buf, len, &o, "crc_checked_blocks %" PRIu64 "\ncrc_mismatches %" PRIu64 "\n",
-		  (uint64_t)atomic_load(&c->checked), (uint64_t)atomic_load(&c->mismatches));
-	return o;
+	return stats_table_format(&crc_stats_table, &st, buf, len);
 }
 
 static void stats_reset(void *self)
@@ -269,6 +294,7 @@ const struct stage_ops crc_stage_ops = {
 	.exec = exec,
 	.writeout = writeout,
 	.stats = stats,
+	.stats_table = &crc_stats_table,
 	.stats_reset = stats_reset,
 	.destroy = destroy,
 };

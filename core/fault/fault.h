@@ -166,6 +166,10 @@ int fault_list(struct fault_set *fs, fault_line_fn fn, void *arg);
 /* Copy the counters into @st. q->lock may be held. */
 void fault_stats(struct fault_set *fs, struct fault_stats *st);
 
+/* The fault stage's lines of the stats file: fault_stats_table's names for @fs, zero when
+ * @fs is NULL (no fault stage in the chain). Returns the length written (< @len). */
+size_t fault_stats_format(struct fault_set *fs, char *buf, size_t len);
+
 /* Zero the counters (per op and per fault). q->lock may be held. */
 void fault_stats_reset(struct fault_set *fs);
 

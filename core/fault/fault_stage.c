@@ -82,6 +82,11 @@ static int faults_reconfigure(void *self, const struct chain_params *p, char *er
 	return fault_replace_configured(self, p->faults, p->nfaults, err, errlen) ? -EINVAL : 0;
 }
 
+static size_t faults_stats(void *self, char *buf, size_t len)
+{
+	return fault_stats_format(self, buf, len);
+}
+
 static void faults_stats_reset(void *self)
 {
 	fault_stats_reset(self);
@@ -98,6 +103,8 @@ const struct stage_ops fault_stage_ops = {
 	/* A fault stands for the device misbehaving while it runs: what a power cut keeps had
 	 * already reached the media, and a stall must not hold the cut. */
 	.image_skip = true,
+	.stats_absent = true,
+	.stats_table = &fault_stats_table,
 	.check = faults_check,
 	.init = faults_init,
 	.exec = fault_exec,
@@ -106,6 +113,7 @@ const struct stage_ops fault_stage_ops = {
 	.held = faults_held,
 	.stop = faults_stop,
 	.reconfigure = faults_reconfigure,
+	.stats = faults_stats,
 	.stats_reset = faults_stats_reset,
 	.destroy = faults_destroy,
 };

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The fault stage's counters, as the stats snapshot carries them (core/queue/stats.h). */
+/* The fault stage's counters, and the names the stats file gives them (fault_stats.c). */
 #ifndef PLUGDISK_FAULT_STATS_H
 #define PLUGDISK_FAULT_STATS_H
 
 #include <stdint.h>
 
 #include "core/stage/request.h"
+#include "core/util/stats_table.h"
 
 /* Injected faults (core/fault/fault.c): counters per op, and per active fault. */
 #define STATS_MAX_FAULTS 64
@@ -26,5 +27,7 @@ struct fault_stats {
 	unsigned int nr;		/* active faults, the first nr of f[] */
 	struct fault_stat_one f[STATS_MAX_FAULTS];
 };
+
+extern const struct stats_table fault_stats_table;
 
 #endif

@@ -625,7 +625,6 @@ void queue_snapshot(struct queue *q, struct stats_snapshot *ss)
 	}
 	ctrl_snapshot_models_locked(q->ctrl, ss, now);
 	ss->s = q->stats;
-	memset(&ss->faults, 0, sizeof(ss->faults)); /* the fault stage's part: its owner fills it */
 	if (q->plugged)
 		ss->s.plugged_ns += now - q->plugged_since;
 	if (q->stopped)

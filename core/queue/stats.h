@@ -14,7 +14,7 @@
 #include "core/queue/params.h"
 #include "core/ctrl/ctrl_params.h"
 #include "core/ctrl/rate.h"
-#include "core/fault/fault_stats.h"
+#include "core/util/stats_table.h"
 #include "core/util/text.h"
 
 /* Latency histogram: log-linear, 16 sub-buckets per power of two (<= 6.25% error), in us. */
@@ -98,7 +98,6 @@ struct stats_snapshot {
 	uint32_t max_background;	/* the kernel's background limit in force */
 	uint64_t opens_fenced;		/* opens of disk a power cut fenced, counted at poweron */
 	uint64_t requests_fenced;	/* requests of those opens refused with EIO */
-	struct fault_stats faults;	/* zero when no fault set is attached */
 };
 
 void lat_hist_add(struct lat_hist *h, uint64_t us);
@@ -110,7 +109,12 @@ uint64_t lat_hist_count_below(const struct lat_hist *h, uint64_t us);
 #define LAT_LE_MAX 24	/* the last bound: 2^24 us, about 16.8 s */
 unsigned int size_bucket(uint64_t bytes);
 
-/* Render the `stats` file. Returns the length written (always < @len, NUL-terminated). */
+/* The names stats_format() writes (core/queue/stats_table.c). */
+extern const struct stats_table queue_stats_table;
+
+/* Render the queue's part of the `stats` file: "# plugdisk NAME", then queue_stats_table's
+ * names (the stages' follow, chain_stats()). Returns the length written (always < @len,
+ * NUL-terminated). */
 size_t stats_format(const struct stats_snapshot *ss, char *buf, size_t len);
 
 /* Render the 17-field /sys/block/<dev>/stat line. */

@@ -73,9 +73,11 @@
  *   reconfigure  Apply reloadable settings (SIGHUP). -errno with @err (which may be NULL)
  *                when refused; the stage's old settings then stay.
  *   stats        Append `name value` lines (and `#` comments) to @buf; returns the length
- *                written (< @len, NUL-terminated). With stats_absent set, it is also called
- *                with @self NULL when the stage is not in the chain, and writes the same
- *                names, zero, so that the stats file's names are stable.
+ *                written (< @len, NUL-terminated): the names of stats_table (not an op: the
+ *                stage's names, core/util/stats_table.h), written by stats_table_write()
+ *                from the stage's snapshot. With stats_absent set, it is also called with
+ *                @self NULL when the stage is not in the chain, and writes the same names,
+ *                zero, so that the stats file's names are stable.
  *   stats_reset  Zero the stage's counters (a write of `reset` to the stats file).
  *   destroy      Free everything, @self too. Nothing is in flight, and no timer of the
  *                stage runs.
@@ -84,7 +86,9 @@
  *   1. A folder, core/zip/: zip.h with its settings (struct zip_params) and zip.c that
  *      defines `const struct stage_ops zip_stage_ops` (the ops it needs, NULL for the rest:
  *      check and init, exec, and what it holds: writeout, stats, destroy...). From outside
- *      its folder it includes only core/stage/ and core/util/.
+ *      its folder it includes only core/stage/ and core/util/. Its stats names are a
+ *      table there (core/util/stats_table.h, as core/crc/crc.c's crc_names), which its stats
+ *      op writes and .stats_table names; doc/stats.md gets a GENERATED STATS block for it.
  *   2. Its settings reach it through struct chain_params (core/stage/chain.h): one pointer,
  *      `const struct zip_params *zip;`, that its check, init and reconfigure read.
  *   3. Two lines in core/stage/stages.c: its extern and `&zip_stage_ops,`.
@@ -107,6 +111,7 @@
 #include "core/stage/request.h"
 
 struct chain_params;
+struct stats_table;
 struct stage;
 
 struct stage_ops {
@@ -114,6 +119,7 @@ struct stage_ops {
 	bool image_skip;	/* what a power cut keeps passes by this stage */
 	bool stats_absent;	/* stats() is called with @self NULL when not in the chain */
 	bool waits_below;	/* exec waits in its caller's thread for the stage below */
+	const struct stats_table *stats_table;	/* the names stats() writes */
 	int (*check)(const struct chain_params *p, char *err, size_t errlen);
 	int (*init)(void **self, const struct chain_params *p, const struct stage *below,
 		    const struct stage *image, char *err, size_t errlen);

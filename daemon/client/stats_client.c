@@ -149,19 +149,15 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-/* Whether @l only grows between resets: the name table says (stats_names.c); a fault's own
- * lines (fault_ID_matched, fault_ID_injected), which come and go with it, count too. */
+/* Whether @l only grows between resets: the name tables say (stats_names.c). */
 static bool is_counter(const struct stat_line *l)
 {
 	const struct stats_name *sn;
 
 	if (!l->number || l->note || l->name[0] == '-')
 		return false;
-	sn = stats_name_find(l->name);
-	if (sn)
-		return sn->kind == STATS_COUNTER;
-	return !strncmp(l->name, "fault_", 6) &&
-	       (has_suffix(l->name, "_matched") || has_suffix(l->name, "_injected"));
+	sn = stats_name_find(l->name, NULL);
+	return sn && sn->kind == STATS_COUNTER;
 }
 
 /* ---- JSON ---- */
@@ -265,7 +261,9 @@ static bool strip_suffix(char *s, const char *suffix)
  * counter's samples end in _total. */
 static void om_sample_of(const struct stat_line *l, struct om_sample *o)
 {
-	const struct stats_name *sn = stats_name_find(l->name);
+	const struct stats_table *t = NULL;
+	const struct stats_name *sn = stats_name_find(l->name, &t);
+	const char *n_at = sn ? strchr(sn->pattern, 'N') : NULL;
 	char base[160], *p;
 	size_t lab = 0;
 	double scale = 0;
@@ -291,14 +289,18 @@ static void om_sample_of(const struct stat_line *l, struct om_sample *o)
 			snprintf(base, sizeof(base), "requests_by_size");
 		}
 	}
-	if (!strncmp(base, "nbd_conn", 8) && base[8] >= '0' && base[8] <= '9') {
-		char *end = base + 8;
+	if (n_at) {
+		/* the number N stands for is a label: its literal prefix is the name's */
+		char *num = base + (n_at - sn->pattern), *end = num;
 
 		while (*end >= '0' && *end <= '9')
 			end++;
-		lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab, ",conn=\"%.*s\"",
-					(int)(end - (base + 8)), base + 8);
-		memmove(base + 8, end, strlen(end) + 1);
+		lab += (size_t)snprintf(o->labels + lab, sizeof(o->labels) - lab, ",%s=\"%.*s\"",
+					t->number_label, (int)(end - num), num);
+		/* "fault_3_matched" -> "fault_matched", "nbd_conn2_state" -> "nbd_conn_state" */
+		if (num > base && num[-1] == '_' && *end == '_')
+			end++;
+		memmove(num, end, strlen(end) + 1);
 	}
 	if (!strncmp(base, "lat_", 4)) {
 		/* "lat_" -> "latency_": room for the 4 more bytes is kept below */
@@ -458,6 +460,29 @@ static void stats_usage(FILE *f)
 	pd_exit_help(f);
 }
 
+/* --list-names: every name of the tables, checked first (a bad table fails, exit 1), as
+ * doc/stats.md's rows (@markdown, doc/gen-stats.sh) or as "pattern unit kind help producer". */
+static int list_names(bool markdown)
+{
+	const struct stats_table *t;
+	const struct stats_name *sn;
+	char err[256];
+
+	if (stats_names_check(err, sizeof(err))) {
+		fprintf(stderr, "plugdisk stats: %s\n", err);
+		return EXIT_FAILURE;
+	}
+	for (size_t k = 0; (sn = stats_name_at(k, &t)); k++) {
+		if (markdown)
+			printf("| `%s` | %s | %s |\n", sn->pattern, sn->unit, sn->doc);
+		else
+			printf("%s\t%s\t%s\t%s\t%s\n", sn->pattern, sn->unit,
+			       sn->kind == STATS_COUNTER ? "counter" : "gauge", sn->help,
+			       t->producer);
+	}
+	return EXIT_OK;
+}
+
 int pd_stats_main(int argc, char **argv)
 {
 	struct stats_doc doc = { 0 };
@@ -473,20 +498,8 @@ int pd_stats_main(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			stats_usage(stdout);
 			return EXIT_OK;
-		} else if (!strcmp(a, "--list-names=markdown")) {
-			/* doc/stats.md's table rows (doc/gen-stats.sh) */
-			for (size_t k = 0; k < stats_nr_names; k++)
-				printf("| `%s` | %s | %s |\n", stats_names[k].pattern,
-				       stats_names[k].unit, stats_names[k].doc);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--list-names")) {
-			/* the name table: doc/stats.md's tables are checked against it */
-			for (size_t k = 0; k < stats_nr_names; k++)
-				printf("%s\t%s\t%s\t%s\n", stats_names[k].pattern,
-				       stats_names[k].unit,
-				       stats_names[k].kind == STATS_COUNTER ? "counter" : "gauge",
-				       stats_names[k].help);
-			return EXIT_OK;
+		} else if (!strcmp(a, "--list-names=markdown") || !strcmp(a, "--list-names")) {
+			return list_names(!strcmp(a, "--list-names=markdown"));
 		} else if (!strncmp(a, "--format=", 9)) {
 			format = a + 9;
 		} else if (!strcmp(a, "--format") && i + 1 < argc) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The names of MOUNTPOINT/stats with their units and meanings (daemon/client/stats_names.c). */
+/* Every name of MOUNTPOINT/stats, with its kind, unit and meaning: the tables of the producers
+ * that write them (core/util/stats_table.h), gathered in the stats file's order. */
 #ifndef PLUGDISK_STATS_NAMES_H
 #define PLUGDISK_STATS_NAMES_H
 
@@ -7,28 +8,20 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* A counter only grows, between resets of the stats; a gauge is a figure of the moment. */
-enum stats_kind { STATS_GAUGE, STATS_COUNTER };
+#include "core/util/stats_table.h"
 
-struct stats_name {
-	const char *pattern;	/* "{read,write}_bios": {a,b,} alternatives, N a number */
-	enum stats_kind kind;
-	const char *unit;	/* as doc/stats.md gives it: bytes, µs, 0/1, count... */
-	const char *help;	/* one line: Prometheus' HELP */
-	const char *doc;	/* its meaning in doc/stats.md's tables (markdown), generated from here */
-};
+/* The @i-th name of the stats file's tables (the queue's, each stage's in core/stage/stages.c's
+ * order, the NBD backend's), and in *@t (when not NULL) its table; NULL past the last. */
+const struct stats_name *stats_name_at(size_t i, const struct stats_table **t);
 
-extern const struct stats_name stats_names[];
-extern const size_t stats_nr_names;
+/* The entry whose pattern matches @name, and in *@t (when not NULL) its table; or NULL. */
+const struct stats_name *stats_name_find(const char *name, const struct stats_table **t);
+
+/* stats_table_check() on every table: 0, or -EINVAL with the first fault in @err. */
+int stats_names_check(char *err, size_t errlen);
 
 /* Print the stats file's @text (split in place) in Prometheus' text format to @f, as
  * `plugdisk stats --format=prometheus` does (daemon/client/stats_client.c). 0 or -ENOMEM. */
 int stats_to_prometheus(char *text, FILE *f);
-
-/* The entry whose pattern matches @name, or NULL. */
-const struct stats_name *stats_name_find(const char *name);
-
-/* Whether @pattern matches the whole of @name. */
-bool stats_pattern_match(const char *pattern, const char *name);
 
 #endif

@@ -80,8 +80,9 @@ static inline double top_mono_now(void)
 
 /* --- daemon/client/top_sample.c */
 
-/* Whether every name top reads is in the stats name table (daemon/client/stats_names.c), the
- * one place a stats name is written: 0, or -ENOENT with the first unknown name in @err. */
+/* Whether every name top reads is in the stats name tables (daemon/client/stats_names.c
+ * gathers them), the one place a stats name is written: 0, or -ENOENT with the first
+ * unknown name in @err. */
 int top_names_check(char *err, size_t errlen);
 
 /* Read @src's stats file in one open (one consistent snapshot) and parse it into @s. 0, or

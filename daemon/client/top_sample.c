@@ -72,7 +72,7 @@ int top_names_check(char *err, size_t errlen)
 	char name[128];
 
 	for (size_t i = 0; i < NR_SAMPLE_FIELDS; i++) {
-		if (!stats_name_find(sample_fields[i].name)) {
+		if (!stats_name_find(sample_fields[i].name, NULL)) {
 			snprintf(err, errlen, "reads '%s', which the stats name table does not have",
 				 sample_fields[i].name);
 			return -ENOENT;
@@ -81,7 +81,7 @@ int top_names_check(char *err, size_t errlen)
 	for (int op = 0; op < T_NR; op++) {
 		for (size_t i = 0; i < NR_OP_FIELDS; i++) {
 			snprintf(name, sizeof(name), "%s_%s", top_op_name[op], op_fields[i].name);
-			if (!stats_name_find(name)) {
+			if (!stats_name_find(name, NULL)) {
 				snprintf(err, errlen,
 					 "reads '%s', which the stats name table does not have", name);
 				return -ENOENT;

@@ -50,13 +50,6 @@ static struct snap_buf *snap_render(struct pd *pd, fuse_ino_t ino)
 		return NULL;
 	}
 	queue_snapshot(&pd->q, ss);
-	{
-		struct fault_set *fs = chain_find(&pd->chain, "faults");
-
-		memset(&ss->faults, 0, sizeof(ss->faults));
-		if (fs)
-			fault_stats(fs, &ss->faults);
-	}
 	snprintf(ss->name, sizeof(ss->name), "%s", pd->cfg.disk_name);
 	ss->disk_size = pd->be.size;
 	pd_uring_info(pd, &ui);

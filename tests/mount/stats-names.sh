@@ -4,8 +4,9 @@
 # present (patterns such as `{read,write}_bios` expanded, `N` in `nbd_connN_state` standing for
 # a connection's number), no name repeats, and every line is a comment, a blank line or
 # `name value` with an integer value (a word for stop_reason and fuse_transport). Run for a
-# daemon on a file image (the main table) and on an nbdkit memory export (the main table and
-# the NBD backend's).
+# daemon on a file image with a fault in force (the main table, `fault_N_*` included), with
+# the crc stage in its chain (the main table and the crc stage's), and on an nbdkit memory
+# export (the main table and the NBD backend's).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nbd-lib.sh"
 require_fuse
@@ -36,6 +37,10 @@ n_doc=$(wc -l <"$T/main")
 [ "$n_doc" -ge 50 ] || fail "only $n_doc documented names parsed from $doc"
 table nbd_connections "$T/nbd"
 n_nbd=$(wc -l <"$T/nbd")
+table crc_checked_blocks "$T/crc"
+[ "$(wc -l <"$T/crc")" -ge 2 ] || fail "only $(wc -l <"$T/crc") crc names parsed from $doc"
+grep -qv '^crc_' "$T/crc" && fail "names other than crc_* in the crc table of $doc"
+grep -q '^crc_' "$T/main" && fail "crc names in the main table of $doc"
 [ "$n_nbd" -ge 15 ] || fail "only $n_nbd NBD names parsed from $doc"
 grep -q '^nbd_' "$T/main" && fail "NBD names in the main table of $doc"
 grep -qv '^nbd_' "$T/nbd" && fail "names other than nbd_* in the NBD table of $doc"
@@ -68,13 +73,22 @@ check() {
 	log "$what: $(wc -l <"$T/present") names, all documented"
 }
 
-pd_start
+# A fault in force, that no request of the test meets: its fault_N_* lines.
+pd_start --set "faults=op=discard offset=60M len=4K error=EIO"
 check "file image" "$T/main"
+grep -q '^fault_1_matched 0$' "$T/stats" || fail "no fault_1_matched line for the fault in force"
+pd_stop
+
+# The crc stage adds its names after the others'.
+pd_start --set "stages.order=cache, faults, crc" --set "crc.file=$T/crc.sums" \
+	--set "faults=op=discard offset=60M len=4K error=EIO"
+sort -u "$T/main" "$T/crc" -o "$T/all"
+check "crc stage" "$T/all"
 pd_stop
 
 # The NBD backend's names come on top of the others.
 nbdkit_start unix memory 64M
-pd_start -i "$NBD_URI"
+pd_start -i "$NBD_URI" --set "faults=op=discard offset=60M len=4K error=EIO"
 sort -u "$T/main" "$T/nbd" -o "$T/all"
 check "nbdkit memory export" "$T/all"
 grep -q '^nbd_conn0_state ' "$T/stats" || fail "no nbd_conn0_state line to match nbd_connN_state"

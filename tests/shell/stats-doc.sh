@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Every stats name is written once, in the daemon's name table (daemon/client/stats_names.c,
-# printed by `plugdisk stats --list-names`), which gives the Prometheus output its HELP text
+# Every stats name is written once, in its producer's name table (core/util/stats_table.h,
+# gathered by daemon/client/stats_names.c, printed by `plugdisk stats --list-names`), which
+# also writes its lines of the stats file, gives the Prometheus output its HELP text
 # and doc/stats.md its tables (doc/gen-stats.sh, `make doc`): the committed doc is what the
 # generator writes, and its tables hold exactly the table's names, units and order.
 . "$(dirname "$0")/../lib.sh"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of core/queue/stats.c: latency quantiles against known distributions, request size
  * buckets, the names and values of the `stats` file and the 17 fields of `stat`. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +9,10 @@
 #include <string.h>
 
 #include "core/util/clock.h"
+#include "core/fault/fault_stats.h"
 #include "core/queue/stats.h"
+#include "core/stage/chain.h"
+#include "core/util/stats_table.h"
 #include "tests/unit/suite.h"
 
 #define NVAL 100000
@@ -378,6 +382,202 @@ START_TEST(test_stats_format_truncates_safely)
 }
 END_TEST
 
+/* Every table the daemon writes from passes its own check: patterns it can expand, a value
+ * source, a unit, help and doc for each name. */
+START_TEST(test_stats_tables_check)
+{
+	char err[256] = "";
+	int n = 0;
+
+	ck_assert_msg(!stats_table_check(&queue_stats_table, err, sizeof(err)), "%s", err);
+	ck_assert_msg(!stats_table_check(&fault_stats_table, err, sizeof(err)), "%s", err);
+	for (size_t i = 0; chain_stages[i]; i++) {
+		if (!chain_stages[i]->stats_table)
+			continue;
+		ck_assert_msg(!stats_table_check(chain_stages[i]->stats_table, err, sizeof(err)),
+			      "%s", err);
+		n++;
+	}
+	ck_assert_int_ge(n, 3); /* cache, faults, crc */
+}
+END_TEST
+
+/* The writer and the patterns agree: every line stats_format() writes matches a pattern of
+ * the queue's table, and every pattern is written at least once; the enums' names are the
+ * patterns' alternatives. */
+START_TEST(test_stats_table_lines_match_patterns)
+{
+	struct stats_snapshot ss;
+	char *save = NULL, *line, *copy, name[64];
+	bool *seen = calloc(queue_stats_table.nr, sizeof(*seen));
+
+	fill_snapshot(&ss);
+	stats_format(&ss, out, sizeof(out));
+	copy = strdup(out);
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char nm[128];
+		bool hit = false;
+
+		if (line[0] == '#')
+			continue;
+		ck_assert_int_eq(sscanf(line, "%127s", nm), 1);
+		for (size_t i = 0; i < queue_stats_table.nr; i++)
+			if (stats_pattern_match(queue_stats_table.names[i].pattern, nm))
+				hit = seen[i] = true;
+		ck_assert_msg(hit, "%s matches no pattern of the table", nm);
+	}
+	for (size_t i = 0; i < queue_stats_table.nr; i++)
+		ck_assert_msg(seen[i], "%s never written", queue_stats_table.names[i].pattern);
+	for (int r = 0; r < UNPLUG_NR; r++) {
+		snprintf(name, sizeof(name), "unplug_%s", unplug_reason_name[r]);
+		stat_value(out, name);
+	}
+	for (int r = STOP_SLOTS; r < STOP_NR; r++) {
+		snprintf(name, sizeof(name), "queue_starts_%s", stop_reason_name[r]);
+		ck_assert_uint_eq(stat_value(out, name), ss.s.starts[r]);
+	}
+	for (int op = 0; op < BIO_OP_NR; op++) {
+		snprintf(name, sizeof(name), "%s_lat_count", bio_op_name[op]);
+		ck_assert_uint_eq(stat_value(out, name), ss.s.op[op].lat.count);
+	}
+	free(copy);
+	free(seen);
+}
+END_TEST
+
+/* A table of our own: fields stepped through arrays, a signed value, a division, a word from
+ * a function, N from the producer's numbers, and sections; written in the table's order. */
+struct toy {
+	uint64_t a[3];
+	int64_t level;
+	uint64_t ns;
+	uint32_t grid[2][3];
+	unsigned int nr, id[4];
+	uint64_t per[4];
+};
+
+static struct stats_value toy_word(const void *snap, const unsigned int *alt)
+{
+	(void)alt;
+	return stats_word(((const struct toy *)snap)->level < 0 ? "debt" : "ok");
+}
+
+static unsigned int toy_nr(const void *snap)
+{
+	return ((const struct toy *)snap)->nr;
+}
+
+static unsigned int toy_id(const void *snap, unsigned int k)
+{
+	return ((const struct toy *)snap)->id[k];
+}
+
+#define TF(member) STATS_FIELD(struct toy, member)
+
+static const struct stats_name toy_names[] = {
+	{ "t_{x,y,}a", STATS_COUNTER, "count", "h", "d", .section = "one", TF(a[0]),
+	  .step = { sizeof(uint64_t) } },
+	{ "t_level", STATS_GAUGE, "count", "h", "d", TF(level) },
+	{ "t_us", STATS_COUNTER, "µs", "h", "d", TF(ns), .div = 1000 },
+	{ "t_word", STATS_GAUGE, "word", "h", "d", .fn = toy_word },
+	{ "t_{p,q}_{0,1,2}", STATS_GAUGE, "count", "h", "d", .section = "two", TF(grid[0][0]),
+	  .step = { 3 * sizeof(uint32_t), sizeof(uint32_t) } },
+	{ "t_N_per", STATS_COUNTER, "count", "h", "d", TF(per[0]), .step = { sizeof(uint64_t) } },
+};
+
+static const struct stats_table toy_table = {
+	.producer = "toy",
+	.names = toy_names,
+	.nr = STATS_TABLE_SIZE(toy_names),
+	.nr_numbers = toy_nr,
+	.number = toy_id,
+	.number_label = "toy",
+};
+
+START_TEST(test_stats_table_write)
+{
+	struct toy t = {
+		.a = { 1, 2, 3 }, .level = -5, .ns = 7999, .grid = { { 10, 11, 12 }, { 20, 21, 22 } },
+		.nr = 2, .id = { 4, 9 }, .per = { 40, 90 },
+	};
+	char buf[1024], err[128];
+	size_t pos = 0;
+
+	ck_assert_int_eq(stats_table_check(&toy_table, err, sizeof(err)), 0);
+	stats_table_write(&toy_table, &t, buf, sizeof(buf), &pos);
+	ck_assert_str_eq(buf, "\n# one\nt_xa 1\nt_ya 2\nt_a 3\nt_level -5\nt_us 7\nt_word debt\n"
+			      "\n# two\nt_p_0 10\nt_p_1 11\nt_p_2 12\nt_q_0 20\nt_q_1 21\nt_q_2 22\n"
+			      "t_4_per 40\nt_9_per 90\n");
+	ck_assert_uint_eq(pos, strlen(buf));
+	/* the writer's names are the matcher's */
+	ck_assert(stats_pattern_match("t_N_per", "t_9_per"));
+	ck_assert(stats_pattern_match("t_{x,y,}a", "t_a"));
+	ck_assert(!stats_pattern_match("t_{x,y,}a", "t_za"));
+	ck_assert(!stats_pattern_match("t_N_per", "t__per"));
+	/* no numbers: no N lines */
+	t.nr = 0;
+	pos = 0;
+	stats_table_write(&toy_table, &t, buf, sizeof(buf), &pos);
+	ck_assert_ptr_null(strstr(buf, "_per"));
+	/* cut short, never past the buffer */
+	memset(buf, 'x', sizeof(buf));
+	pos = 0;
+	stats_table_write(&toy_table, &t, buf, 20, &pos);
+	ck_assert_uint_lt(strlen(buf), 20);
+	ck_assert_int_eq(buf[20], 'x');
+}
+END_TEST
+
+START_TEST(test_stats_table_check_refuses)
+{
+	static const struct stats_name three[] = {
+		{ "a_{x,y}_{p,q}_{1,2}", STATS_GAUGE, "count", "h", "d", .fn = toy_word },
+	};
+	static const struct stats_name numbered[] = {
+		{ "a_N", STATS_GAUGE, "count", "h", "d", .fn = toy_word },
+	};
+	static const struct stats_name open_brace[] = {
+		{ "a_{x,y", STATS_GAUGE, "count", "h", "d", .fn = toy_word },
+	};
+	static const struct stats_name no_help[] = {
+		{ "a_b", STATS_GAUGE, "count", "", "d", .fn = toy_word },
+	};
+	const struct stats_table bad[] = {
+		{ .producer = "t", .names = three, .nr = 1 },
+		{ .producer = "t", .names = numbered, .nr = 1 },
+		{ .producer = "t", .names = open_brace, .nr = 1 },
+		{ .producer = "t", .names = no_help, .nr = 1 },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ck_assert_int_eq(stats_table_check(&bad[i], err, sizeof(err)), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].names[0].pattern), "%s", err);
+	}
+}
+END_TEST
+
+/* The fault stage's lines: per active fault, by its id; none without a fault. */
+START_TEST(test_fault_stats_names)
+{
+	struct fault_stats st = { .nr = 2, .held = 1 };
+	char buf[4096];
+	size_t pos = 0;
+
+	st.f[0] = (struct fault_stat_one){ .id = 3, .matched = 30, .injected = 31 };
+	st.f[1] = (struct fault_stat_one){ .id = 12, .matched = 120, .injected = 121 };
+	st.errors[BIO_OP_DISCARD] = 77;
+	stats_table_write(&fault_stats_table, &st, buf, sizeof(buf), &pos);
+	ck_assert_uint_eq(stat_value(buf, "fault_3_matched"), 30);
+	ck_assert_uint_eq(stat_value(buf, "fault_12_injected"), 121);
+	ck_assert_uint_eq(stat_value(buf, "discard_fault_errors"), 77);
+	ck_assert_uint_eq(stat_value(buf, "faults_active"), 2);
+	ck_assert_uint_eq(stat_value(buf, "faults_held"), 1);
+	ck_assert_ptr_null(strstr(buf, "fault_0_"));
+}
+END_TEST
+
 START_TEST(test_stat_has_17_fields)
 {
 	struct stats_snapshot ss;
@@ -442,6 +642,11 @@ static Suite *stats_suite(void)
 	tcase_add_test(tc, test_stats_format_values);
 	tcase_add_test(tc, test_stats_format_truncates_safely);
 	tcase_add_test(tc, test_stat_has_17_fields);
+	tcase_add_test(tc, test_stats_tables_check);
+	tcase_add_test(tc, test_stats_table_lines_match_patterns);
+	tcase_add_test(tc, test_stats_table_write);
+	tcase_add_test(tc, test_stats_table_check_refuses);
+	tcase_add_test(tc, test_fault_stats_names);
 	suite_add_tcase(s, tc);
 	return s;
 }
