@@ -444,8 +444,18 @@ int pd_explore_main(int argc, char **argv)
 	xp_groups_sort(&x.groups);
 	x.owners_shown = true;
 	xp_report(&x, stdout);
-	fprintf(stderr, "explore: %" PRIu64 " states checked in %.1f s: %.0f states/min\n",
-		x.checked, x.seconds, x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
+	{
+		uint64_t min_runs = 0;
+
+		/* --minimize's checker runs come on top of the states, in the same time */
+		for (uint64_t i = 0; i < x.nfails; i++)
+			min_runs += x.fails[i].culprit.runs;
+		fprintf(stderr, "explore: %" PRIu64 " states checked", x.checked);
+		if (min_runs)
+			fprintf(stderr, " and %" PRIu64 " checker runs to minimize", min_runs);
+		fprintf(stderr, " in %.1f s: %.0f states/min\n", x.seconds,
+			x.seconds > 0 ? (double)x.checked * 60 / x.seconds : 0.0);
+	}
 	status = xp_status(&x);
 out:
 	for (uint64_t i = 0; i < x.nfails; i++) {

@@ -45,7 +45,12 @@ assert_eq "$(jq -c '[.groups[] | {count, signature}]' "$T/min.json")" \
 [ "$(jq '[.failures[].minimize_runs] | max' "$T/min.json")" -le 64 ] ||
 	fail "more checker runs than the default budget"
 
-"$PLUGDISK" explore -j 2 --minimize "$T/m.log" "$T/base.img" -- "$T/check.sh" >"$T/min.txt" || true
+"$PLUGDISK" explore -j 2 --minimize "$T/m.log" "$T/base.img" -- "$T/check.sh" >"$T/min.txt" \
+	2>"$T/min.err" || true
+# the closing line counts the minimizing runs beside the states
+runs=$(jq '[.failures[].minimize_runs] | add' "$T/min.json")
+grep -q "states checked and $runs checker runs to minimize in " "$T/min.err" ||
+	fail "the closing line does not count $runs minimizing runs: $(tail -1 "$T/min.err")"
 assert_eq "$(grep -c '^  fails when only these are lost (1): 32768+4096 "offsets only"$' \
 	"$T/min.txt")" "$failed" "the text report's culprits"
 
