@@ -3,7 +3,8 @@
  * (bitmaps and inode tables by group), `icheck` for the inode owning a block, `testb` for
  * free blocks, then `stat` for an owner's type and `ncheck` for its path and for the inodes an
  * inode table block holds. A block of the journal inode is named by the filesystem block it
- * copies (owner_jbd2.c), "[journal: /d (directory)]", or "[journal]" when it copies none. */
+ * copies (owner_jbd2_names()), "[journal: /d (directory)]", or "[journal]" when it copies
+ * none. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -328,88 +329,44 @@ static char *meta_name(struct ext4_run *r, size_t i)
 	return strdup("[in use]");
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* "[journal: inode table of /f]" from the copied block's name "[inode table: /f]". */
-static char *journal_name(const char *inner)
-{
-	size_t n = strlen(inner);
-	const char *colon;
-	char *s;
-	int ret;
-
-	if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']') {
-		inner++;
-		n -= 2;
-	}
-	colon = memmem(inner, n, ": ", 2);
-	if (colon)
-		ret = asprintf(&s, "[journal: %.*s of %.*s]", (int)(colon - inner), inner,
-			       (int)(n - (size_t)(colon - inner) - 2), colon + 2);
-	else
-		ret = asprintf(&s, "[journal: %.*s]", (int)n, inner);
-	return ret < 0 ? NULL : s;
-}
-
 static int ext4_names(const char *image, const uint64_t *blocks, size_t n, char **names,
 		      bool journal);
+
+/* The names of blocks outside the journal, for owner_jbd2_names(). */
+static int ext4_names_plain(const char *image, const uint64_t *blocks, size_t n, char **names)
+{
+	return ext4_names(image, blocks, n, names, false);
+}
 
 /* Rename the journal's blocks among @r's by the filesystem block each copies, named as any
  * other block is; the others stay "[journal]". */
 static int name_journal(struct ext4_run *r, char **names)
 {
-	uint64_t *jb = calloc(r->n, sizeof(*jb)), *copied = calloc(r->n, sizeof(*copied));
-	uint64_t *fsb = calloc(r->n, sizeof(*fsb));
-	size_t *at = calloc(r->n, sizeof(*at)), k = 0, d, u = 0;
-	char **inner = NULL;
+	uint64_t *jb = calloc(r->n, sizeof(*jb));
+	size_t *at = calloc(r->n, sizeof(*at)), k = 0;
+	char **jnames = calloc(r->n, sizeof(*jnames));
 	int ret = -ENOMEM;
 
-	if (!jb || !copied || !fsb || !at)
+	if (!jb || !at || !jnames)
 		goto out;
 	for (size_t i = 0; i < r->n; i++)
 		if (r->blk[i].ino == 8) {
 			at[k] = i;
 			jb[k++] = r->blocks[i];
 		}
-	ret = k ? owner_jbd2(r->image, jb, k, copied) : 0;
-	for (size_t i = 0; i < k && !ret; i++)
-		if (copied[i])
-			fsb[u++] = copied[i];
-	if (ret || !u)
-		goto out;
-	qsort(fsb, u, sizeof(*fsb), cmp_u64);
-	d = 0;
-	for (size_t i = 0; i < u; i++)
-		if (!d || fsb[i] != fsb[d - 1])
-			fsb[d++] = fsb[i];
-	u = d;
-	inner = calloc(u, sizeof(*inner));
-	ret = inner ? ext4_names(r->image, fsb, u, inner, false) : -ENOMEM;
+	ret = k ? owner_jbd2_names(r->image, jb, k, jnames, ext4_names_plain) : 0;
 	for (size_t i = 0; i < k && !ret; i++) {
-		uint64_t *p = copied[i] ? bsearch(&copied[i], fsb, u, sizeof(*fsb), cmp_u64) : NULL;
-		char *s;
-
-		if (!p)
+		if (!jnames[i])
 			continue;
-		if (!(s = journal_name(inner[p - fsb]))) {
-			ret = -ENOMEM;
-			break;
-		}
 		free(names[at[i]]);
-		names[at[i]] = s;
+		names[at[i]] = jnames[i];
+		jnames[i] = NULL;
 	}
 out:
-	for (size_t i = 0; inner && i < u; i++)
-		free(inner[i]);
-	free(inner);
+	for (size_t i = 0; jnames && i < k; i++)
+		free(jnames[i]);
+	free(jnames);
 	free(at);
-	free(fsb);
-	free(copied);
 	free(jb);
 	return ret;
 }

@@ -17,10 +17,10 @@ int owner_try(const char *const argv[], char **out);
  * is of use when it also reports errors. 0 (*@out set) or -errno. */
 int owner_run_status(const char *const argv[], char **out, int *status);
 
-/* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
 /* The index of block @b in the sorted @blocks[0..@n-1], or -1 (owner_run.c). */
 ssize_t owner_blk_index(const uint64_t *blocks, size_t n, uint64_t b);
 
+/* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
 int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Write @script to "@image.cmd" (its name in @path, @size bytes), for a tool that reads its
@@ -38,5 +38,13 @@ int owner_btrfs(const char *image, uint64_t bs, const uint64_t *blocks, size_t n
  * block each copies as the journal's live transactions list it, or 0 (a descriptor, commit
  * or revoke block, or none listed) in @copied[i]. 0 or -errno. */
 int owner_jbd2(const char *image, const uint64_t *blocks, size_t n, uint64_t *copied);
+
+/* A reader's names for @n sorted, distinct blocks (as owner_ext4(), without the block size). */
+typedef int owner_names_fn(const char *image, const uint64_t *blocks, size_t n, char **names);
+
+/* For @n journal blocks, names[i]: "[journal: WHAT of WHO]" from @fs_names' name of the block
+ * it copies, or NULL when it copies none. 0 (names set) or -errno (none set). */
+int owner_jbd2_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		     owner_names_fn *fs_names);
 
 #endif

@@ -3,7 +3,9 @@
  * blocks to the disk, and `logdump -a` lists, from each descriptor block of the journal's live
  * transactions, the filesystem block that each following journal block copies ("FS block X
  * logged at journal block Y"). A descriptor, commit or revoke block, the journal's superblock,
- * or a block of a transaction already checkpointed copies nothing that logdump lists. */
+ * or a block of a transaction already checkpointed copies nothing that logdump lists.
+ * owner_jbd2_names() names a journal block by the block it copies: "[journal: inode table of
+ * /f]". */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -120,5 +122,79 @@ int owner_jbd2(const char *image, const uint64_t *blocks, size_t n, uint64_t *co
 	if (!ret)
 		ret = parse(out, blocks, n, copied);
 	free(out);
+	return ret;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "[journal: inode table of /f]" from the copied block's name "[inode table: /f]". */
+static char *journal_name(const char *inner)
+{
+	size_t n = strlen(inner);
+	const char *colon;
+	char *s;
+	int ret;
+
+	if (n >= 2 && inner[0] == '[' && inner[n - 1] == ']') {
+		inner++;
+		n -= 2;
+	}
+	colon = memmem(inner, n, ": ", 2);
+	if (colon)
+		ret = asprintf(&s, "[journal: %.*s of %.*s]", (int)(colon - inner), inner,
+			       (int)(n - (size_t)(colon - inner) - 2), colon + 2);
+	else
+		ret = asprintf(&s, "[journal: %.*s]", (int)n, inner);
+	return ret < 0 ? NULL : s;
+}
+
+int owner_jbd2_names(const char *image, const uint64_t *blocks, size_t n, char **names,
+		     owner_names_fn *fs_names)
+{
+	uint64_t *copied = calloc(n ? n : 1, sizeof(*copied));
+	uint64_t *fsb = calloc(n ? n : 1, sizeof(*fsb));
+	size_t u = 0, d;
+	char **inner = NULL;
+	int ret = -ENOMEM;
+
+	memset(names, 0, n * sizeof(*names));
+	if (!copied || !fsb)
+		goto out;
+	ret = owner_jbd2(image, blocks, n, copied);
+	for (size_t i = 0; i < n && !ret; i++)
+		if (copied[i])
+			fsb[u++] = copied[i];
+	if (ret || !u)
+		goto out;
+	/* each copied block named once, however many copies the journal holds */
+	qsort(fsb, u, sizeof(*fsb), cmp_u64);
+	d = 0;
+	for (size_t i = 0; i < u; i++)
+		if (!d || fsb[i] != fsb[d - 1])
+			fsb[d++] = fsb[i];
+	u = d;
+	inner = calloc(u, sizeof(*inner));
+	ret = inner ? fs_names(image, fsb, u, inner) : -ENOMEM;
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint64_t *p = copied[i] ? bsearch(&copied[i], fsb, u, sizeof(*fsb), cmp_u64) : NULL;
+
+		if (p && !(names[i] = journal_name(inner[p - fsb])))
+			ret = -ENOMEM;
+	}
+out:
+	for (size_t i = 0; ret && i < n; i++) {
+		free(names[i]);
+		names[i] = NULL;
+	}
+	for (size_t i = 0; inner && i < u; i++)
+		free(inner[i]);
+	free(inner);
+	free(fsb);
+	free(copied);
 	return ret;
 }
