@@ -41,6 +41,7 @@ struct owner_win {
 	enum owner_fs fs;
 	uint64_t bs;		/* the filesystem's block size */
 	bool needs_recovery;	/* ext4: its journal holds transactions to replay */
+	bool batch_failed;	/* the window's batch could not be named: ranges go alone */
 	uint64_t *blocks;	/* the window's writes' blocks, named in one batch; sorted */
 	char **names;		/* names[i] for blocks[i] */
 	size_t nblocks;
@@ -219,40 +220,110 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Name every block the writes of @w's window cover (the first OWNER_BLOCKS_MAX of them) in
- * one reader call. A failure leaves the window without names: its ranges are asked for one
- * by one, and say "offsets only" if that fails too. */
-static void name_window(struct xp_owner *o, struct owner_win *w)
+/* The name of block @b from the window's names, or NULL. */
+static const char *window_name(const struct owner_win *w, uint64_t b)
 {
-	const struct ws_window *win = &o->log->win[w->win];
-	uint64_t *v = malloc(OWNER_BLOCKS_MAX * sizeof(*v));
-	char **names = NULL;
-	size_t n = 0, u = 0;
+	const uint64_t *p = w->nblocks ? bsearch(&b, w->blocks, w->nblocks, sizeof(b), cmp_u64) :
+			    NULL;
 
-	if (!v)
-		return;
-	for (uint64_t i = win->durable; i < win->end && n < OWNER_BLOCKS_MAX; i++) {
-		const struct ws_op *op = &o->log->ops[i];
+	return p ? w->names[p - w->blocks] : NULL;
+}
 
-		if (!op->len)
-			continue;
-		for (uint64_t b = op->off / w->bs; b <= (op->off + op->len - 1) / w->bs &&
-		     n < OWNER_BLOCKS_MAX; b++)
-			v[n++] = b;
-	}
+/* Sort the @n blocks of @v and drop the repeats: their number. */
+static size_t sort_distinct(uint64_t *v, size_t n)
+{
+	size_t u = 0;
+
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (size_t i = 0; i < n; i++)
 		if (!u || v[i] != v[u - 1])
 			v[u++] = v[i];
-	names = calloc(u ? u : 1, sizeof(*names));
-	if (!u || !names || read_blocks(w, v, u, names)) {
-		free(names);
-		free(v);
-		return;
+	return u;
+}
+
+/* Into @v (room for @max, beyond its @n first), the blocks the writes of @w's window cover
+ * that @w has not named, up to @max in all; for the log's last window, the blocks of every
+ * write of the log, since that window names the blocks the others leave unowned
+ * (name_later()). Returns the count, sorted and distinct. */
+static size_t window_blocks(const struct xp_owner *o, const struct owner_win *w, uint64_t *v,
+			    size_t n, size_t max)
+{
+	const struct ws_window *win = &o->log->win[w->win];
+	uint64_t from = w->win == o->log->nwin - 1 ? 0 : win->durable;
+
+	for (uint64_t i = from; i < win->end && n < max; i++) {
+		const struct ws_op *op = &o->log->ops[i];
+
+		if (!op->len)
+			continue;
+		for (uint64_t b = op->off / w->bs; b <= (op->off + op->len - 1) / w->bs && n < max;
+		     b++)
+			if (!window_name(w, b))
+				v[n++] = b;
 	}
+	return sort_distinct(v, n);
+}
+
+/* Add the @n names @got (taken) of the sorted, distinct @blocks, none of them named yet, to
+ * @w's names. 0 or -ENOMEM (nothing taken). */
+static int window_add(struct owner_win *w, const uint64_t *blocks, char **got, size_t n)
+{
+	size_t total = w->nblocks + n, i = 0, j = 0, k = 0;
+	uint64_t *v = malloc((total ? total : 1) * sizeof(*v));
+	char **names = malloc((total ? total : 1) * sizeof(*names));
+
+	if (!v || !names) {
+		free(v);
+		free(names);
+		return -ENOMEM;
+	}
+	while (i < w->nblocks || j < n) {
+		if (j == n || (i < w->nblocks && w->blocks[i] < blocks[j])) {
+			v[k] = w->blocks[i];
+			names[k++] = w->names[i++];
+		} else {
+			v[k] = blocks[j];
+			names[k++] = got[j];
+			got[j++] = NULL;
+		}
+	}
+	free(w->blocks);
+	free(w->names);
 	w->blocks = v;
 	w->names = names;
-	w->nblocks = u;
+	w->nblocks = total;
+	return 0;
+}
+
+/* Name the @n sorted, distinct blocks @v (none named yet) with one reader call, and keep the
+ * names in @w. 0 or -errno. */
+static int window_read(struct owner_win *w, const uint64_t *v, size_t n)
+{
+	char **got = calloc(n ? n : 1, sizeof(*got));
+	int ret = got ? read_blocks(w, v, n, got) : -ENOMEM;
+
+	if (!ret)
+		ret = window_add(w, v, got, n);
+	for (size_t i = 0; i < n; i++)
+		free(got[i]);
+	free(got);
+	return ret;
+}
+
+/* Name the blocks the writes of @w's window cover, the first OWNER_BLOCKS_MAX of them, in one
+ * reader call. A failure leaves the window without names: its ranges are asked for as they
+ * come, and say "offsets only" if that fails too. */
+static void name_window(struct xp_owner *o, struct owner_win *w)
+{
+	uint64_t *v = malloc(OWNER_BLOCKS_MAX * sizeof(*v));
+	size_t n;
+
+	if (!v)
+		return;
+	n = window_blocks(o, w, v, 0, OWNER_BLOCKS_MAX);
+	if (n && window_read(w, v, n))
+		w->batch_failed = true;
+	free(v);
 }
 
 /* The window's image, written on first use; NULL on -ENOMEM. Called with o->lock held. */
@@ -303,42 +374,39 @@ static char *join(char **names, uint64_t n)
 	return s;
 }
 
-/* The name of block @b from the window's batch, or NULL. */
-static const char *window_name(const struct owner_win *w, uint64_t b)
+/* Names for the @n sorted, distinct @blocks (n <= OWNER_BLOCKS_MAX), from @w's names; those
+ * it lacks are named in one reader call, with as many more of the window's unnamed blocks as
+ * the call takes (unless the window's batch failed), so that a window of more than
+ * OWNER_BLOCKS_MAX blocks costs a call per OWNER_BLOCKS_MAX, not one per range asked. */
+static int blocks_names(struct xp_owner *o, struct owner_win *w, const uint64_t *blocks,
+			size_t n, char **names)
 {
-	const uint64_t *p = w->nblocks ? bsearch(&b, w->blocks, w->nblocks, sizeof(b), cmp_u64) :
-			    NULL;
-
-	return p ? w->names[p - w->blocks] : NULL;
-}
-
-/* Names for the @n @blocks: the window's, and one reader call for the others. */
-static int blocks_names(struct owner_win *w, const uint64_t *blocks, size_t n, char **names)
-{
-	uint64_t *miss = malloc((n ? n : 1) * sizeof(*miss));
-	char **got = calloc(n ? n : 1, sizeof(*got));
+	uint64_t *miss = malloc(OWNER_BLOCKS_MAX * sizeof(*miss));
 	size_t nmiss = 0;
 	int ret = -ENOMEM;
 
-	if (!miss || !got)
+	if (!miss)
 		goto out;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && nmiss < OWNER_BLOCKS_MAX; i++)
 		if (!window_name(w, blocks[i]))
 			miss[nmiss++] = blocks[i];
-	ret = nmiss ? read_blocks(w, miss, nmiss, got) : 0;
-	for (size_t i = 0, m = 0; i < n && !ret; i++) {
+	ret = 0;
+	if (nmiss) {
+		if (!w->batch_failed)
+			nmiss = window_blocks(o, w, miss, nmiss, OWNER_BLOCKS_MAX);
+		ret = window_read(w, miss, nmiss);
+	}
+	for (size_t i = 0; i < n && !ret; i++) {
 		const char *s = window_name(w, blocks[i]);
 
-		names[i] = s ? strdup(s) : got[m++];
-		if (!s)
-			got[m - 1] = NULL;
-		if (!names[i])
+		if (!s || !(names[i] = strdup(s)))
 			ret = -ENOMEM;
 	}
+	for (size_t i = 0; ret && i < n; i++) {
+		free(names[i]);
+		names[i] = NULL;
+	}
 out:
-	for (size_t i = 0; got && i < nmiss; i++)
-		free(got[i]);
-	free(got);
 	free(miss);
 	return ret;
 }
@@ -369,7 +437,7 @@ static int name_later(struct xp_owner *o, uint64_t win, enum owner_fs fs, const 
 			v[k++] = blocks[i];
 	ret = 0;
 	if (!k || win == last || !(w = get_window(o, last)) || w->fs != fs ||
-	    blocks_names(w, v, k, later))
+	    blocks_names(o, w, v, k, later))
 		goto out;
 	for (size_t i = 0, j = 0; i < n && !ret; i++) {
 		char *s;
@@ -413,7 +481,7 @@ static char *resolve(struct xp_owner *o, uint64_t win, uint64_t off, uint64_t le
 		goto out;
 	for (uint64_t i = 0; i < named; i++)
 		blocks[i] = first + i;
-	if (blocks_names(w, blocks, named, names)) {
+	if (blocks_names(o, w, blocks, named, names)) {
 		s = strdup(offsets_only);
 		goto out;
 	}
