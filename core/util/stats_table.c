@@ -9,6 +9,7 @@
 #include "core/util/text.h"
 
 #define MAX_ALTS 32
+#define NAME_MAX_LEN 128	/* a name written, its NUL included */
 
 /* A pattern taken apart: literal text, a group, literal text, a group... literal text. */
 struct group {
@@ -126,7 +127,7 @@ static void expand(const struct stats_table *t, const struct stats_name *sn,
 	const struct group *gr = &pp->g[g];
 	unsigned int n;
 
-	if (nlen + pp->lit_len[g] >= 128)
+	if (nlen + pp->lit_len[g] >= NAME_MAX_LEN)
 		return;
 	memcpy(name + nlen, pp->lit[g], pp->lit_len[g]);
 	nlen += pp->lit_len[g];
@@ -154,7 +155,7 @@ static void expand(const struct stats_table *t, const struct stats_name *sn,
 			a = gr->alt[k];
 			alen = gr->alt_len[k];
 		}
-		if (nlen + alen >= 128)
+		if (nlen + alen >= NAME_MAX_LEN)
 			continue;
 		memcpy(name + nlen, a, alen);
 		alt[g] = k;
@@ -169,7 +170,7 @@ void stats_table_write(const struct stats_table *t, const void *snap, char *buf,
 		const struct stats_name *sn = &t->names[i];
 		unsigned int alt[STATS_MAX_GROUPS] = { 0 };
 		struct parsed pp;
-		char name[128];
+		char name[NAME_MAX_LEN];
 
 		if (sn->section)
 			stats_put(buf, len, pos, "\n# %s\n", sn->section);
@@ -188,6 +189,22 @@ size_t stats_table_format(const struct stats_table *t, const void *snap, char *b
 		buf[0] = '\0';
 	stats_table_write(t, snap, buf, len, &pos);
 	return pos;
+}
+
+/* The longest name @pp expands to, N taking 10 digits. */
+static size_t longest(const struct parsed *pp)
+{
+	size_t n = pp->lit_len[pp->ngroups];
+
+	for (unsigned int g = 0; g < pp->ngroups; g++) {
+		size_t most = pp->g[g].number ? 10 : 0;
+
+		for (unsigned int k = 0; k < pp->g[g].n; k++)
+			if (pp->g[g].alt_len[k] > most)
+				most = pp->g[g].alt_len[k];
+		n += pp->lit_len[g] + most;
+	}
+	return n;
 }
 
 /* Whether pattern @p matches all of @s. */
@@ -250,6 +267,8 @@ int stats_table_check(const struct stats_table *t, char *err, size_t errlen)
 			why = "no pattern";
 		else if (parse(sn->pattern, &pp))
 			why = "a pattern with more groups or alternatives than a table takes";
+		else if (longest(&pp) >= NAME_MAX_LEN)
+			why = "a pattern whose names may be too long";
 		else if (!sn->unit || !sn->help || !sn->doc || !*sn->help || !*sn->doc)
 			why = "no unit, help or doc";
 		for (unsigned int g = 0; !why && g < pp.ngroups; g++) {

@@ -539,6 +539,11 @@ START_TEST(test_stats_table_check_refuses)
 	static const struct stats_name open_brace[] = {
 		{ "a_{x,y", STATS_GAUGE, "count", "h", "d", .fn = toy_word },
 	};
+	static const struct stats_name too_long[] = {
+		{ "a_{x,yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy}_"
+		  "{p,qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq}", STATS_GAUGE, "count", "h",
+		  "d", .fn = toy_word },
+	};
 	static const struct stats_name no_help[] = {
 		{ "a_b", STATS_GAUGE, "count", "", "d", .fn = toy_word },
 	};
@@ -547,6 +552,7 @@ START_TEST(test_stats_table_check_refuses)
 		{ .producer = "t", .names = numbered, .nr = 1 },
 		{ .producer = "t", .names = open_brace, .nr = 1 },
 		{ .producer = "t", .names = no_help, .nr = 1 },
+		{ .producer = "t", .names = too_long, .nr = 1 },
 	};
 	char err[256];
 
