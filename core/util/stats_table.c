@@ -256,29 +256,36 @@ bool stats_pattern_match(const char *pattern, const char *name)
 	return match(pattern, name);
 }
 
+/* What is wrong with @sn of @t, or NULL. */
+static const char *name_fault(const struct stats_table *t, const struct stats_name *sn)
+{
+	struct parsed pp;
+
+	if (!sn->pattern || !*sn->pattern)
+		return "no pattern";
+	if (parse(sn->pattern, &pp))
+		return "a pattern with more groups or alternatives than a table takes";
+	if (longest(&pp) >= NAME_MAX_LEN)
+		return "a pattern whose names may be too long";
+	if (!sn->unit || !sn->help || !sn->doc || !*sn->help || !*sn->doc)
+		return "no unit, help or doc";
+	for (unsigned int g = 0; g < pp.ngroups; g++) {
+		if (!pp.g[g].number)
+			continue;
+		if (!t->nr_numbers || !t->number || !t->number_label)
+			return "N without the table's numbers and their label";
+		if (g > 0 || strchr(sn->pattern, '{'))
+			return "N with a brace group: N must be a pattern's only group";
+	}
+	return NULL;
+}
+
 int stats_table_check(const struct stats_table *t, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < t->nr; i++) {
 		const struct stats_name *sn = &t->names[i];
-		const char *why = NULL;
-		struct parsed pp;
+		const char *why = name_fault(t, sn);
 
-		if (!sn->pattern || !*sn->pattern)
-			why = "no pattern";
-		else if (parse(sn->pattern, &pp))
-			why = "a pattern with more groups or alternatives than a table takes";
-		else if (longest(&pp) >= NAME_MAX_LEN)
-			why = "a pattern whose names may be too long";
-		else if (!sn->unit || !sn->help || !sn->doc || !*sn->help || !*sn->doc)
-			why = "no unit, help or doc";
-		for (unsigned int g = 0; !why && g < pp.ngroups; g++) {
-			if (!pp.g[g].number)
-				continue;
-			if (!t->nr_numbers || !t->number || !t->number_label)
-				why = "N without the table's numbers and their label";
-			else if (g > 0 || strchr(sn->pattern, '{'))
-				why = "N with a brace group: N must be a pattern's only group";
-		}
 		if (why) {
 			snprintf(err, errlen, "%s stats name %u (%s): %s", t->producer,
 				 (unsigned int)i, sn->pattern ? sn->pattern : "", why);
