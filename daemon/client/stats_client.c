@@ -451,12 +451,17 @@ static void stats_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: plugdisk stats MOUNTPOINT [--format=text|json|openmetrics|prometheus]\n"
+		"       plugdisk stats --list-names[=markdown]\n"
 		"\n"
 		"Print one snapshot of MOUNTPOINT/stats: as it is (text, the default), as one JSON\n"
 		"object ({\"disk\": NAME, \"stats\": {NAME: VALUE...}, \"latency_histogram_us\":\n"
 		"{OP: {BOUND: COUNT... \"+Inf\": COUNT}}}), or as OpenMetrics text (plugdisk_*\n"
 		"metrics with a disk label, latency histograms in seconds, ending in # EOF) for\n"
-		"Prometheus or node_exporter's textfile collector.\n");
+		"Prometheus or node_exporter's textfile collector.\n"
+		"\n"
+		"--list-names prints every name the stats file may hold, one a line: its pattern\n"
+		"({read,write}_bios; N a number), unit, counter or gauge, meaning, and the part\n"
+		"that writes it, tab-separated; =markdown prints them as Markdown table rows.\n");
 	pd_exit_help(f);
 }
 
