@@ -304,7 +304,7 @@ static int window_read(struct owner_win *w, const uint64_t *v, size_t n)
 
 	if (!ret)
 		ret = window_add(w, v, got, n);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; got && i < n; i++)
 		free(got[i]);
 	free(got);
 	return ret;
