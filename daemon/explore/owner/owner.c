@@ -213,32 +213,12 @@ static int read_blocks(struct owner_win *w, const uint64_t *blocks, size_t n, ch
 	return ret;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The name of block @b from the window's names, or NULL. */
 static const char *window_name(const struct owner_win *w, uint64_t b)
 {
-	const uint64_t *p = w->nblocks ? bsearch(&b, w->blocks, w->nblocks, sizeof(b), cmp_u64) :
-			    NULL;
+	ssize_t i = owner_blk_index(w->blocks, w->nblocks, b);
 
-	return p ? w->names[p - w->blocks] : NULL;
-}
-
-/* Sort the @n blocks of @v and drop the repeats: their number. */
-static size_t sort_distinct(uint64_t *v, size_t n)
-{
-	size_t u = 0;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	for (size_t i = 0; i < n; i++)
-		if (!u || v[i] != v[u - 1])
-			v[u++] = v[i];
-	return u;
+	return i < 0 ? NULL : w->names[i];
 }
 
 /* Into @v (room for @max, beyond its @n first), the blocks the writes of @w's window cover
@@ -261,7 +241,7 @@ static size_t window_blocks(const struct xp_owner *o, const struct owner_win *w,
 			if (!window_name(w, b))
 				v[n++] = b;
 	}
-	return sort_distinct(v, n);
+	return owner_sort_distinct(v, n);
 }
 
 /* Add the @n names @got (taken) of the sorted, distinct @blocks, none of them named yet, to

@@ -20,6 +20,9 @@ int owner_run_status(const char *const argv[], char **out, int *status);
 /* The index of block @b in the sorted @blocks[0..@n-1], or -1 (owner_run.c). */
 ssize_t owner_blk_index(const uint64_t *blocks, size_t n, uint64_t b);
 
+/* Sort the @n blocks of @v and drop the repeats; returns how many are left (owner_run.c). */
+size_t owner_sort_distinct(uint64_t *v, size_t n);
+
 /* Append printf(@fmt) to the string *@s of *@len bytes (both grown). 0 or -ENOMEM. */
 int owner_addf(char **s, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -125,13 +125,6 @@ int owner_jbd2(const char *image, const uint64_t *blocks, size_t n, uint64_t *co
 	return ret;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* "[journal: inode table of /f]" from the copied block's name "[inode table: /f]". */
 static char *journal_name(const char *inner)
 {
@@ -158,7 +151,7 @@ int owner_jbd2_names(const char *image, const uint64_t *blocks, size_t n, char *
 {
 	uint64_t *copied = calloc(n ? n : 1, sizeof(*copied));
 	uint64_t *fsb = calloc(n ? n : 1, sizeof(*fsb));
-	size_t u = 0, d;
+	size_t u = 0;
 	char **inner = NULL;
 	int ret = -ENOMEM;
 
@@ -172,18 +165,13 @@ int owner_jbd2_names(const char *image, const uint64_t *blocks, size_t n, char *
 	if (ret || !u)
 		goto out;
 	/* each copied block named once, however many copies the journal holds */
-	qsort(fsb, u, sizeof(*fsb), cmp_u64);
-	d = 0;
-	for (size_t i = 0; i < u; i++)
-		if (!d || fsb[i] != fsb[d - 1])
-			fsb[d++] = fsb[i];
-	u = d;
+	u = owner_sort_distinct(fsb, u);
 	inner = calloc(u, sizeof(*inner));
 	ret = inner ? fs_names(image, fsb, u, inner) : -ENOMEM;
 	for (size_t i = 0; i < n && !ret; i++) {
-		uint64_t *p = copied[i] ? bsearch(&copied[i], fsb, u, sizeof(*fsb), cmp_u64) : NULL;
+		ssize_t k = copied[i] ? owner_blk_index(fsb, u, copied[i]) : -1;
 
-		if (p && !(names[i] = journal_name(inner[p - fsb])))
+		if (k >= 0 && !(names[i] = journal_name(inner[k])))
 			ret = -ENOMEM;
 	}
 out:

@@ -161,6 +161,24 @@ int owner_script(const char *image, const char *script, char *path, size_t size)
 	return ret;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t owner_sort_distinct(uint64_t *v, size_t n)
+{
+	size_t u = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!u || v[i] != v[u - 1])
+			v[u++] = v[i];
+	return u;
+}
+
 ssize_t owner_blk_index(const uint64_t *blocks, size_t n, uint64_t b)
 {
 	size_t lo = 0, hi = n;
