@@ -470,21 +470,21 @@ static void stats_usage(FILE *f)
 static int list_names(bool markdown)
 {
 	const struct stats_table *t;
-	const struct stats_name *sn;
 	char err[256];
 
 	if (stats_names_check(err, sizeof(err))) {
 		fprintf(stderr, "plugdisk stats: %s\n", err);
 		return EXIT_FAILURE;
 	}
-	for (size_t k = 0; (sn = stats_name_at(k, &t)); k++) {
-		if (markdown)
-			printf("| `%s` | %s | %s |\n", sn->pattern, sn->unit, sn->doc);
-		else
-			printf("%s\t%s\t%s\t%s\t%s\n", sn->pattern, sn->unit,
-			       sn->kind == STATS_COUNTER ? "counter" : "gauge", sn->help,
-			       t->producer);
-	}
+	for (size_t k = 0; (t = stats_table_at(k)); k++)
+		for (const struct stats_name *sn = t->names; sn < t->names + t->nr; sn++) {
+			if (markdown)
+				printf("| `%s` | %s | %s |\n", sn->pattern, sn->unit, sn->doc);
+			else
+				printf("%s\t%s\t%s\t%s\t%s\n", sn->pattern, sn->unit,
+				       sn->kind == STATS_COUNTER ? "counter" : "gauge",
+				       sn->help, t->producer);
+		}
 	return EXIT_OK;
 }
 

@@ -13,8 +13,7 @@
 #include "core/stage/chain.h"
 #include "daemon/client/stats_names.h"
 
-/* The @k-th table, NULL past the last. */
-static const struct stats_table *table_at(size_t k)
+const struct stats_table *stats_table_at(size_t k)
 {
 	if (k-- == 0)
 		return &queue_stats_table;
@@ -27,28 +26,17 @@ static const struct stats_table *table_at(size_t k)
 	return k == 0 ? &backend_nbd_stats_table : NULL;
 }
 
-const struct stats_name *stats_name_at(size_t i, const struct stats_table **tp)
+const struct stats_name *stats_name_find(const char *name, const struct stats_table **tp)
 {
 	const struct stats_table *t;
 
-	for (size_t k = 0; (t = table_at(k)); k++) {
-		if (i < t->nr) {
-			if (tp)
-				*tp = t;
-			return &t->names[i];
-		}
-		i -= t->nr;
-	}
-	return NULL;
-}
-
-const struct stats_name *stats_name_find(const char *name, const struct stats_table **t)
-{
-	const struct stats_name *sn;
-
-	for (size_t i = 0; (sn = stats_name_at(i, t)); i++)
-		if (stats_pattern_match(sn->pattern, name))
-			return sn;
+	for (size_t k = 0; (t = stats_table_at(k)); k++)
+		for (size_t i = 0; i < t->nr; i++)
+			if (stats_pattern_match(t->names[i].pattern, name)) {
+				if (tp)
+					*tp = t;
+				return &t->names[i];
+			}
 	return NULL;
 }
 
@@ -56,7 +44,7 @@ int stats_names_check(char *err, size_t errlen)
 {
 	const struct stats_table *t;
 
-	for (size_t k = 0; (t = table_at(k)); k++)
+	for (size_t k = 0; (t = stats_table_at(k)); k++)
 		if (stats_table_check(t, err, errlen))
 			return -EINVAL;
 	return 0;

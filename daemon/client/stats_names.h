@@ -10,9 +10,9 @@
 
 #include "core/util/stats_table.h"
 
-/* The @i-th name of the stats file's tables (the queue's, each stage's in core/stage/stages.c's
- * order, the NBD backend's), and in *@t (when not NULL) its table; NULL past the last. */
-const struct stats_name *stats_name_at(size_t i, const struct stats_table **t);
+/* The @k-th of the stats file's tables (the queue's, each stage's in core/stage/stages.c's
+ * order, the NBD backend's); NULL past the last. */
+const struct stats_table *stats_table_at(size_t k);
 
 /* The entry whose pattern matches @name, and in *@t (when not NULL) its table; or NULL. */
 const struct stats_name *stats_name_find(const char *name, const struct stats_table **t);
